@@ -1,0 +1,293 @@
+//! Keyspace commands a store user needs (DEL, EXISTS, TYPE, KEYS, SCAN, DBSIZE, FLUSHALL,
+//! FLUSHDB, PING, ECHO, TIME) and the minimal string type (SET, GET).
+
+use super::args::{int, is};
+use super::Ctx;
+use crate::db::{glob_match, KeyEntry, Value};
+use crate::error::{CmdError, CmdResult};
+use crate::num::string2ull;
+use crate::reply::Reply;
+
+pub fn del(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    let mut n = 0;
+    for key in &args[1..] {
+        let now = ctx.now;
+        let db = ctx.db();
+        if db.expire_if_needed(key, now) {
+            continue;
+        }
+        if let Some(e) = db.remove(key) {
+            if matches!(e.value, Value::Stream(_)) {
+                ctx.signal(key);
+            }
+            ctx.dirty += 1;
+            n += 1;
+        }
+    }
+    Ok(Reply::Int(n))
+}
+
+pub fn exists(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    let mut n = 0;
+    for key in &args[1..] {
+        if ctx.exists(key) {
+            n += 1;
+        }
+    }
+    Ok(Reply::Int(n))
+}
+
+pub fn type_cmd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    Ok(Reply::status(match ctx.lookup(args[1]) {
+        None => "none",
+        Some(e) => e.value.type_name(),
+    }))
+}
+
+pub fn keys(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    let pattern = args[1];
+    let all = pattern == b"*";
+    let now = ctx.now;
+    let db = ctx.db();
+    let out: Vec<Reply> = db
+        .entries_in_order()
+        .filter(|(_, e)| e.expire_at.is_none_or(|t| t > now))
+        .filter(|(k, _)| all || glob_match(pattern, k))
+        .map(|(k, _)| Reply::bulk(k))
+        .collect();
+    Ok(Reply::Array(out))
+}
+
+pub fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    let cursor = string2ull(args[1]).ok_or_else(|| CmdError::err("invalid cursor"))?;
+    let mut count: i64 = 10;
+    let mut pattern: Option<&[u8]> = None;
+    let mut type_name: Option<&[u8]> = None;
+    let mut i = 2;
+    while i < args.len() {
+        let more = args.len() - i;
+        if is(args[i], "count") && more >= 2 {
+            count = int(args[i + 1])?;
+            if count < 1 {
+                return Err(CmdError::syntax());
+            }
+            i += 2;
+        } else if is(args[i], "match") && more >= 2 {
+            pattern = if args[i + 1] == b"*" {
+                None
+            } else {
+                Some(args[i + 1])
+            };
+            i += 2;
+        } else if is(args[i], "type") && more >= 2 {
+            type_name = Some(crate::num::c_str(args[i + 1]));
+            i += 2;
+        } else if is(args[i], "novalues") {
+            return Err(CmdError::err("NOVALUES option can only be used in HSCAN"));
+        } else {
+            return Err(CmdError::syntax());
+        }
+    }
+    let now = ctx.now;
+    let db = ctx.db();
+    let (visited, next) = db.scan(cursor, count as usize);
+    let keys: Vec<Reply> = visited
+        .into_iter()
+        .filter(|k| {
+            let Some(e) = db.get(k) else { return false };
+            if e.expire_at.is_some_and(|t| t <= now) {
+                return false;
+            }
+            if let Some(t) = type_name {
+                if !t.eq_ignore_ascii_case(e.value.type_name().as_bytes()) {
+                    return false;
+                }
+            }
+            pattern.is_none_or(|p| glob_match(p, k))
+        })
+        .map(Reply::bulk)
+        .collect();
+    Ok(Reply::Array(vec![
+        Reply::Bulk(next.to_string().into_bytes()),
+        Reply::Array(keys),
+    ]))
+}
+
+pub fn dbsize(ctx: &mut Ctx<'_>, _args: &[&[u8]]) -> CmdResult<Reply> {
+    let now = ctx.now;
+    let db = ctx.db();
+    db.expire_all(now);
+    Ok(Reply::Int(db.len() as i64))
+}
+
+fn flush_flags(args: &[&[u8]]) -> CmdResult<()> {
+    if args.len() == 1 || (args.len() == 2 && (is(args[1], "sync") || is(args[1], "async"))) {
+        Ok(())
+    } else {
+        Err(CmdError::syntax())
+    }
+}
+
+pub fn flushall(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    flush_flags(args)?;
+    for db in &mut ctx.ks.dbs {
+        ctx.dirty += db.len() as u64;
+        db.clear();
+    }
+    ctx.flushed = true;
+    Ok(Reply::ok())
+}
+
+pub fn flushdb(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    flush_flags(args)?;
+    let n = ctx.db().len() as u64;
+    ctx.db().clear();
+    ctx.dirty += n;
+    ctx.flushed = true;
+    Ok(Reply::ok())
+}
+
+pub fn ping(_ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    match args.len() {
+        1 => Ok(Reply::status("PONG")),
+        2 => Ok(Reply::bulk(args[1])),
+        _ => Err(CmdError::arity("ping")),
+    }
+}
+
+pub fn echo(_ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    Ok(Reply::bulk(args[1]))
+}
+
+pub fn time(ctx: &mut Ctx<'_>, _args: &[&[u8]]) -> CmdResult<Reply> {
+    let now = ctx.now;
+    let secs = now.div_euclid(1000);
+    let micros = now.rem_euclid(1000) * 1000;
+    Ok(Reply::Array(vec![
+        Reply::Bulk(secs.to_string().into_bytes()),
+        Reply::Bulk(micros.to_string().into_bytes()),
+    ]))
+}
+
+#[derive(Default)]
+struct SetOpts {
+    nx: bool,
+    xx: bool,
+    get: bool,
+    keepttl: bool,
+    ex: bool,
+    px: bool,
+    exat: bool,
+    pxat: bool,
+    /// Position of the expire value argument.
+    expire_pos: Option<usize>,
+}
+
+fn exact(arg: &[u8], kw: &str) -> bool {
+    // Redis compares option names as C strings (up to the first NUL byte).
+    crate::num::c_str(arg).eq_ignore_ascii_case(kw.as_bytes())
+}
+
+pub fn set(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    let mut o = SetOpts::default();
+    let mut j = 3;
+    while j < args.len() {
+        let opt = args[j];
+        let next = j + 1 < args.len();
+        if exact(opt, "nx") && !o.xx {
+            o.nx = true;
+        } else if exact(opt, "xx") && !o.nx {
+            o.xx = true;
+        } else if exact(opt, "get") {
+            o.get = true;
+        } else if exact(opt, "keepttl") && !o.ex && !o.exat && !o.px && !o.pxat {
+            o.keepttl = true;
+        } else if exact(opt, "ex") && !o.keepttl && !o.exat && !o.px && !o.pxat && next {
+            o.ex = true;
+            o.expire_pos = Some(j + 1);
+            j += 1;
+        } else if exact(opt, "px") && !o.keepttl && !o.ex && !o.exat && !o.pxat && next {
+            o.px = true;
+            o.expire_pos = Some(j + 1);
+            j += 1;
+        } else if exact(opt, "exat") && !o.keepttl && !o.ex && !o.px && !o.pxat && next {
+            o.exat = true;
+            o.expire_pos = Some(j + 1);
+            j += 1;
+        } else if exact(opt, "pxat") && !o.keepttl && !o.ex && !o.exat && !o.px && next {
+            o.pxat = true;
+            o.expire_pos = Some(j + 1);
+            j += 1;
+        } else {
+            return Err(CmdError::syntax());
+        }
+        j += 1;
+    }
+    let key = args[1];
+    let mut expire_at: Option<i64> = None;
+    if let Some(pos) = o.expire_pos {
+        let seconds = o.ex || o.exat;
+        let relative = o.ex || o.px;
+        let mut ms = int(args[pos])?;
+        if ms <= 0 || (seconds && ms > i64::MAX / 1000) {
+            return Err(CmdError::invalid_expire("set"));
+        }
+        if seconds {
+            ms *= 1000;
+        }
+        if relative {
+            ms = ms.checked_add(ctx.now).unwrap_or(-1);
+        }
+        if ms <= 0 {
+            return Err(CmdError::invalid_expire("set"));
+        }
+        expire_at = Some(ms);
+    }
+    let mut old_reply = None;
+    if o.get {
+        old_reply = Some(get_value(ctx, key)?);
+    }
+    let found = ctx.exists(key);
+    if (o.nx && found) || (o.xx && !found) {
+        return Ok(old_reply.unwrap_or(Reply::Nil));
+    }
+    let keep = if o.keepttl {
+        ctx.lookup(key).and_then(|e| e.expire_at)
+    } else {
+        None
+    };
+    let was_stream = matches!(
+        ctx.lookup(key),
+        Some(KeyEntry {
+            value: Value::Stream(_),
+            ..
+        })
+    );
+    let expire_at = expire_at.or(keep);
+    let now = ctx.now;
+    let db = ctx.db();
+    db.set(key, Value::Str(args[2].to_vec()), expire_at);
+    if expire_at.is_some_and(|t| t <= now) {
+        db.remove(key);
+    }
+    if was_stream {
+        ctx.signal(key);
+    }
+    ctx.dirty += 1;
+    Ok(old_reply.unwrap_or_else(Reply::ok))
+}
+
+fn get_value(ctx: &mut Ctx<'_>, key: &[u8]) -> CmdResult<Reply> {
+    match ctx.lookup(key) {
+        None => Ok(Reply::Nil),
+        Some(KeyEntry {
+            value: Value::Str(v),
+            ..
+        }) => Ok(Reply::bulk(v)),
+        Some(_) => Err(CmdError::wrong_type()),
+    }
+}
+
+pub fn get(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    get_value(ctx, args[1])
+}

@@ -1,0 +1,365 @@
+//! The command layer: a table of commands (name, arity, flags, handler), dispatch with
+//! Redis's arity and unknown-command errors, and the execution context handlers use.
+//!
+//! Each handler parses its arguments into typed options with the shared parsers in
+//! [`args`], executes against the keyspace, and returns a [`Reply`]. Handlers check
+//! arguments and keys in the same order as redis-server, because the first failing check
+//! decides which error the client sees.
+
+pub mod args;
+mod keyspace;
+mod xack;
+mod xadd;
+mod xclaim;
+mod xgroup;
+mod xidmp;
+mod xinfo;
+mod xpending;
+mod xrange;
+mod xread;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::db::{Db, KeyEntry, Keyspace, Value};
+use crate::error::{CmdError, CmdResult};
+use crate::reply::Reply;
+use crate::stream::Stream;
+
+/// A request to block the caller until one of `keys` is signaled or the timeout expires;
+/// then the command (`args`, possibly rewritten, e.g. `$` replaced by the last ID) runs
+/// again, as redis-server re-executes blocked commands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockRequest {
+    /// Keys (in the command's database) whose changes wake the caller.
+    pub keys: Vec<Vec<u8>>,
+    /// Timeout in milliseconds, 0 = forever.
+    pub timeout_ms: i64,
+    /// Arguments to run on wake-up.
+    pub args: Vec<Vec<u8>>,
+    /// Store-clock time at which pending entries become claimable (XREADGROUP CLAIM).
+    pub claim_wake_at: Option<i64>,
+}
+
+/// Result of executing a command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The reply to send.
+    Reply(Reply),
+    /// The command must block (see [`BlockRequest`]).
+    Block(BlockRequest),
+}
+
+/// Execution context of one command.
+pub struct Ctx<'a> {
+    pub ks: &'a mut Keyspace,
+    /// Selected database.
+    pub db: usize,
+    /// Command time snapshot (ms).
+    pub now: i64,
+    /// Reply protocol (2 or 3).
+    pub protocol: u8,
+    /// When set, a blocking command replies as if its timeout expired (inside a batch).
+    pub deny_blocking: bool,
+    /// Set by blocking commands that must block.
+    pub block: Option<BlockRequest>,
+    /// Keys signaled as ready for blocked readers.
+    pub signals: Vec<Vec<u8>>,
+    /// A whole database was flushed: wake every blocked reader.
+    pub flushed: bool,
+    /// Count of changes made (Redis's `server.dirty`).
+    pub dirty: u64,
+}
+
+impl<'a> Ctx<'a> {
+    /// A context on database `db` at time `now`.
+    pub fn new(ks: &'a mut Keyspace, db: usize, now: i64, protocol: u8) -> Self {
+        Ctx {
+            ks,
+            db,
+            now,
+            protocol,
+            deny_blocking: false,
+            block: None,
+            signals: Vec::new(),
+            flushed: false,
+            dirty: 0,
+        }
+    }
+
+    /// The selected database.
+    pub fn db(&mut self) -> &mut Db {
+        &mut self.ks.dbs[self.db]
+    }
+
+    /// Look a key up (expiring it first if its time has passed).
+    pub fn lookup(&mut self, key: &[u8]) -> Option<&mut KeyEntry> {
+        let now = self.now;
+        let db = &mut self.ks.dbs[self.db];
+        db.expire_if_needed(key, now);
+        db.get_mut(key)
+    }
+
+    /// Does the key exist?
+    pub fn exists(&mut self, key: &[u8]) -> bool {
+        self.lookup(key).is_some()
+    }
+
+    /// The stream under `key`: `Ok(None)` if missing, WRONGTYPE if another type.
+    pub fn stream(&mut self, key: &[u8]) -> CmdResult<Option<&mut Stream>> {
+        match self.lookup(key) {
+            None => Ok(None),
+            Some(KeyEntry {
+                value: Value::Stream(s),
+                ..
+            }) => Ok(Some(s.as_mut())),
+            Some(_) => Err(CmdError::wrong_type()),
+        }
+    }
+
+    /// The stream under `key`, creating an empty one when missing.
+    pub fn stream_or_create(&mut self, key: &[u8]) -> CmdResult<&mut Stream> {
+        let exists = match self.lookup(key) {
+            None => false,
+            Some(KeyEntry {
+                value: Value::Stream(_),
+                ..
+            }) => true,
+            Some(_) => return Err(CmdError::wrong_type()),
+        };
+        if !exists {
+            let s = Stream::new(&self.ks.config);
+            self.db().set(key, Value::Stream(Box::new(s)), None);
+        }
+        Ok(self.stream(key)?.expect("stream just created"))
+    }
+
+    /// Signal that `key` changed in a way blocked readers must see.
+    pub fn signal(&mut self, key: &[u8]) {
+        if !self.signals.iter().any(|k| k == key) {
+            self.signals.push(key.to_vec());
+        }
+    }
+
+    /// Track a stream as holding IDMP producers (for the periodic sweep).
+    pub fn track_idmp(&mut self, key: &[u8]) {
+        let db = self.db();
+        if !db.idmp_keys.contains(key) {
+            db.idmp_keys.insert(key.to_vec());
+        }
+    }
+}
+
+/// Command handler.
+pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]) -> CmdResult<Reply>;
+
+/// Command flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flags {
+    /// May modify the keyspace.
+    pub write: bool,
+    /// May block.
+    pub blocking: bool,
+}
+
+const W: Flags = Flags {
+    write: true,
+    blocking: false,
+};
+const R: Flags = Flags {
+    write: false,
+    blocking: false,
+};
+const WB: Flags = Flags {
+    write: true,
+    blocking: true,
+};
+const RB: Flags = Flags {
+    write: false,
+    blocking: true,
+};
+
+/// A command or subcommand.
+pub struct CommandSpec {
+    /// Lower-case name (`xadd`, or `create` for `xgroup|create`).
+    pub name: &'static str,
+    /// Redis arity: `n` exactly n arguments, `-n` at least n (name included).
+    pub arity: i32,
+    pub flags: Flags,
+    pub handler: Option<Handler>,
+    pub subcommands: &'static [CommandSpec],
+}
+
+const fn cmd(name: &'static str, arity: i32, flags: Flags, handler: Handler) -> CommandSpec {
+    CommandSpec {
+        name,
+        arity,
+        flags,
+        handler: Some(handler),
+        subcommands: &[],
+    }
+}
+
+static XGROUP_SUBS: [CommandSpec; 6] = [
+    cmd("create", -5, W, xgroup::xgroup),
+    cmd("createconsumer", 5, W, xgroup::xgroup),
+    cmd("delconsumer", 5, W, xgroup::xgroup),
+    cmd("destroy", 4, W, xgroup::xgroup),
+    cmd("help", 2, R, xgroup::xgroup),
+    cmd("setid", -5, W, xgroup::xgroup),
+];
+
+static XINFO_SUBS: [CommandSpec; 4] = [
+    cmd("consumers", 4, R, xinfo::xinfo),
+    cmd("groups", 3, R, xinfo::xinfo),
+    cmd("help", 2, R, xinfo::xinfo),
+    cmd("stream", -3, R, xinfo::xinfo),
+];
+
+static XIDMP_SUBS: [CommandSpec; 2] = [
+    cmd("cfgget", -3, R, xidmp::xidmp_cfgget),
+    cmd("cfgset", -3, W, xidmp::xidmp_cfgset),
+];
+
+static COMMANDS: [CommandSpec; 35] = [
+    cmd("xadd", -5, W, xadd::xadd),
+    cmd("xtrim", -4, W, xadd::xtrim),
+    cmd("xlen", 2, R, xrange::xlen),
+    cmd("xrange", -4, R, xrange::xrange),
+    cmd("xrevrange", -4, R, xrange::xrevrange),
+    cmd("xdel", -3, W, xrange::xdel),
+    cmd("xdelex", -5, W, xrange::xdelex),
+    cmd("xsetid", -3, W, xrange::xsetid),
+    cmd("xread", -4, RB, xread::xread),
+    cmd("xreadgroup", -7, WB, xread::xread),
+    CommandSpec {
+        name: "xgroup",
+        arity: -2,
+        flags: W,
+        handler: None,
+        subcommands: &XGROUP_SUBS,
+    },
+    CommandSpec {
+        name: "xinfo",
+        arity: -2,
+        flags: R,
+        handler: None,
+        subcommands: &XINFO_SUBS,
+    },
+    cmd("xack", -4, W, xack::xack),
+    cmd("xackdel", -6, W, xack::xackdel),
+    cmd("xnack", -7, W, xack::xnack),
+    cmd("xpending", -3, R, xpending::xpending),
+    cmd("xclaim", -6, W, xclaim::xclaim),
+    cmd("xautoclaim", -6, W, xclaim::xautoclaim),
+    cmd("xcfgset", -2, W, xidmp::xcfgset),
+    cmd("xidmprecord", 5, W, xidmp::xidmprecord),
+    CommandSpec {
+        name: "xidmp",
+        arity: -2,
+        flags: W,
+        handler: None,
+        subcommands: &XIDMP_SUBS,
+    },
+    cmd("del", -2, W, keyspace::del),
+    cmd("unlink", -2, W, keyspace::del),
+    cmd("exists", -2, R, keyspace::exists),
+    cmd("type", 2, R, keyspace::type_cmd),
+    cmd("keys", 2, R, keyspace::keys),
+    cmd("scan", -2, R, keyspace::scan),
+    cmd("dbsize", 1, R, keyspace::dbsize),
+    cmd("flushall", -1, W, keyspace::flushall),
+    cmd("flushdb", -1, W, keyspace::flushdb),
+    cmd("ping", -1, R, keyspace::ping),
+    cmd("echo", 2, R, keyspace::echo),
+    cmd("time", 1, R, keyspace::time),
+    cmd("set", -3, W, keyspace::set),
+    cmd("get", 2, R, keyspace::get),
+];
+
+fn table() -> &'static HashMap<&'static str, &'static CommandSpec> {
+    static T: OnceLock<HashMap<&'static str, &'static CommandSpec>> = OnceLock::new();
+    T.get_or_init(|| COMMANDS.iter().map(|c| (c.name, c)).collect())
+}
+
+/// Every top-level command name (lower case).
+pub fn command_names() -> impl Iterator<Item = &'static str> {
+    COMMANDS.iter().map(|c| c.name)
+}
+
+fn lower(name: &[u8]) -> Option<String> {
+    if name.len() > 32 {
+        return None;
+    }
+    std::str::from_utf8(name)
+        .ok()
+        .map(|s| s.to_ascii_lowercase())
+}
+
+/// A resolved command: its spec and full name (`xgroup|create`).
+pub struct Resolved {
+    pub spec: &'static CommandSpec,
+    pub fullname: String,
+}
+
+/// Find the command for `args`, or the error redis-server gives for an unknown command or
+/// subcommand, or a wrong number of arguments.
+pub fn resolve(args: &[&[u8]]) -> CmdResult<Resolved> {
+    let Some(first) = args.first() else {
+        return Err(CmdError::err("empty command"));
+    };
+    let base = lower(first).and_then(|n| table().get(n.as_str()).copied());
+    let Some(base) = base else {
+        return Err(CmdError::unknown_command(first, &args[1..]));
+    };
+    let resolved = if base.subcommands.is_empty() || args.len() == 1 {
+        Resolved {
+            spec: base,
+            fullname: base.name.to_string(),
+        }
+    } else {
+        let sub = lower(args[1]).and_then(|n| base.subcommands.iter().find(|s| s.name == n));
+        match sub {
+            Some(s) => Resolved {
+                spec: s,
+                fullname: format!("{}|{}", base.name, s.name),
+            },
+            None => {
+                return Err(CmdError::unknown_subcommand(
+                    args[1],
+                    &base.name.to_ascii_uppercase(),
+                ))
+            }
+        }
+    };
+    let argc = args.len() as i32;
+    let a = resolved.spec.arity;
+    if (a > 0 && a != argc) || argc < -a {
+        return Err(CmdError::arity(&resolved.fullname));
+    }
+    Ok(resolved)
+}
+
+/// Execute one command. Errors become error replies; a blocking command that must wait
+/// returns [`Outcome::Block`].
+pub fn execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> Outcome {
+    let resolved = match resolve(args) {
+        Ok(r) => r,
+        Err(e) => return Outcome::Reply(e.into()),
+    };
+    let Some(handler) = resolved.spec.handler else {
+        // A container without a subcommand reaches here only through arity: unreachable
+        // because its arity (-2) demands a subcommand.
+        return Outcome::Reply(
+            CmdError::missing_subcommand(&resolved.fullname.to_ascii_uppercase()).into(),
+        );
+    };
+    let reply = handler(ctx, args).unwrap_or_else(Reply::from);
+    match ctx.block.take() {
+        Some(b) => Outcome::Block(b),
+        None => Outcome::Reply(reply),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,188 @@
+//! XACK, XACKDEL and XNACK.
+
+use super::args::{int, is, strict_id};
+use super::xrange::{delete_with_policy, parse_ackdel, parse_ids};
+use super::Ctx;
+use crate::error::{CmdError, CmdResult};
+use crate::id::StreamId;
+use crate::num::string2ll;
+use crate::reply::Reply;
+
+/// `XACK key group id [id ...]`
+pub fn xack(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    let Some(s) = ctx.stream(args[1])? else {
+        return Ok(Reply::Int(0));
+    };
+    let Some(g) = s.groups.lookup(args[2]) else {
+        return Ok(Reply::Int(0));
+    };
+    let ids = args[3..]
+        .iter()
+        .map(|a| strict_id(a))
+        .collect::<CmdResult<Vec<StreamId>>>()?;
+    let mut acked = 0;
+    for id in ids {
+        if let Some(p) = s.groups.get(g).pel_idx(&id) {
+            s.groups.remove_pending(g, p);
+            acked += 1;
+        }
+    }
+    ctx.dirty += acked as u64;
+    Ok(Reply::Int(acked))
+}
+
+/// `XACKDEL key group [KEEPREF|DELREF|ACKED] IDS numids id [id ...]`
+pub fn xackdel(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    let exists = ctx.stream(args[1])?.is_some();
+    let a = parse_ackdel(args, 3)?;
+    let group = if exists {
+        ctx.stream(args[1])?
+            .expect("checked")
+            .groups
+            .lookup(args[2])
+    } else {
+        None
+    };
+    let Some(g) = group else {
+        return Ok(Reply::Array(vec![Reply::Int(-1); a.numids]));
+    };
+    let ids = parse_ids(args, &a)?;
+    let s = ctx.stream(args[1])?.expect("checked");
+    let mut out = Vec::with_capacity(ids.len());
+    let mut deleted = 0u64;
+    let mut first_entry = false;
+    let mut dirty = 0u64;
+    for id in ids {
+        let mut code = -1;
+        if let Some(p) = s.groups.get(g).pel_idx(&id) {
+            s.groups.remove_pending(g, p);
+            dirty += 1;
+            let (c, del) = delete_with_policy(s, id, a.policy);
+            if del {
+                if id == s.first_id {
+                    first_entry = true;
+                }
+                if id > s.max_deleted_id {
+                    s.max_deleted_id = id;
+                }
+                deleted += 1;
+            }
+            // An acknowledged entry missing from the stream still counts as deleted.
+            code = if c == 2 { 2 } else { 1 };
+        }
+        out.push(Reply::Int(code));
+    }
+    if deleted > 0 {
+        s.fix_first_after_delete(first_entry);
+    }
+    ctx.dirty += dirty + deleted;
+    Ok(Reply::Array(out))
+}
+
+/// How XNACK adjusts the delivery counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NackMode {
+    /// Undo the delivery (counter - 1, not below 0).
+    Silent,
+    /// Keep the counter.
+    Fail,
+    /// Mark as permanently failed (counter = `i64::MAX`).
+    Fatal,
+}
+
+fn nack_count(current: u64, mode: NackMode, retrycount: Option<u64>) -> u64 {
+    if let Some(r) = retrycount {
+        return r;
+    }
+    match mode {
+        NackMode::Silent => current.saturating_sub(1),
+        NackMode::Fail => current,
+        NackMode::Fatal => i64::MAX as u64,
+    }
+}
+
+/// `XNACK key group <SILENT|FAIL|FATAL> IDS numids id [id ...] [RETRYCOUNT count] [FORCE]`
+pub fn xnack(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    let group = match ctx.stream(args[1])? {
+        Some(s) => s.groups.lookup(args[2]),
+        None => None,
+    };
+    let Some(g) = group else {
+        return Err(CmdError::nogroup_key_or_group(args[1], args[2]));
+    };
+    let mode = if is(args[3], "SILENT") {
+        NackMode::Silent
+    } else if is(args[3], "FAIL") {
+        NackMode::Fail
+    } else if is(args[3], "FATAL") {
+        NackMode::Fatal
+    } else {
+        return Err(CmdError::xnack_mode());
+    };
+    let argc = args.len();
+    let mut ids_start = 0usize;
+    let mut numids = 0usize;
+    let mut force = false;
+    let mut retrycount: Option<u64> = None;
+    let mut i = 4;
+    while i < argc {
+        let more = argc - 1 - i;
+        let opt = args[i];
+        if is(opt, "IDS") && more > 0 {
+            let n = string2ll(args[i + 1])
+                .filter(|&n| (1..=i64::from(i32::MAX)).contains(&n))
+                .ok_or_else(CmdError::xnack_numids)?;
+            ids_start = i + 2;
+            if n as usize > argc - ids_start {
+                return Err(CmdError::xnack_numids_mismatch());
+            }
+            numids = n as usize;
+            i = ids_start + numids - 1;
+        } else if is(opt, "FORCE") {
+            force = true;
+        } else if is(opt, "RETRYCOUNT") && more > 0 {
+            i += 1;
+            let r = int(args[i])?;
+            if r < 0 {
+                return Err(CmdError::xnack_retrycount());
+            }
+            retrycount = Some(r as u64);
+        } else {
+            return Err(CmdError::xnack_unrecognized(opt));
+        }
+        i += 1;
+    }
+    if ids_start == 0 {
+        return Err(CmdError::xnack_expected_ids());
+    }
+    let ids = args[ids_start..ids_start + numids]
+        .iter()
+        .map(|a| strict_id(a))
+        .collect::<CmdResult<Vec<StreamId>>>()?;
+    let s = ctx.stream(args[1])?.expect("checked");
+    let mut nacked = 0i64;
+    for id in ids {
+        match s.groups.get(g).pel_idx(&id) {
+            Some(p) => {
+                let cg = s.groups.get_mut(g);
+                let c = nack_count(cg.record(p).delivery_count, mode, retrycount);
+                cg.set_delivery_count(p, c);
+                cg.nack(p);
+            }
+            None if force => {
+                if !s.contains(id) {
+                    continue;
+                }
+                let c = nack_count(0, mode, retrycount);
+                s.groups.add_nacked(g, id, c);
+            }
+            None => continue,
+        }
+        nacked += 1;
+    }
+    if nacked > 0 {
+        ctx.dirty += nacked as u64;
+        ctx.signal(args[1]);
+    }
+    Ok(Reply::Int(nacked))
+}

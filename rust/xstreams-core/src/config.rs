@@ -1,0 +1,137 @@
+//! Store-wide settings, under the configuration names redis-server uses.
+
+use crate::num::string2ll;
+
+/// Limits of `stream-idmp-duration` (seconds) and `stream-idmp-maxsize` (entries).
+pub const IDMP_MIN_DURATION: i64 = 1;
+pub const IDMP_MAX_DURATION: i64 = 86_400;
+pub const IDMP_MIN_MAXSIZE: i64 = 1;
+pub const IDMP_MAX_MAXSIZE: i64 = 10_000;
+
+/// Settings of a store. Defaults are redis-server's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// `stream-node-max-entries`: entries (live and deleted) per node; 0 = unlimited.
+    pub stream_node_max_entries: i64,
+    /// `stream-node-max-bytes`: listpack bytes per node; 0 = unlimited (capped at 1 GiB).
+    pub stream_node_max_bytes: u64,
+    /// `stream-idmp-duration`: default IDMP duration of new streams, in seconds.
+    pub stream_idmp_duration: i64,
+    /// `stream-idmp-maxsize`: default IDMP map size per producer of new streams.
+    pub stream_idmp_maxsize: i64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            stream_node_max_entries: 100,
+            stream_node_max_bytes: 4096,
+            stream_idmp_duration: 100,
+            stream_idmp_maxsize: 100,
+        }
+    }
+}
+
+/// Names accepted by [`Config::get`] and [`Config::set`].
+pub const CONFIG_NAMES: &[&str] = &[
+    "stream-node-max-entries",
+    "stream-node-max-bytes",
+    "stream-idmp-duration",
+    "stream-idmp-maxsize",
+];
+
+/// Parse a memory amount the way Redis's `memtoull` does (`4096`, `4kb`, `1mb`, `2gb`,
+/// `1k` = 1000, case-insensitive).
+pub fn parse_memory(v: &str) -> Option<u64> {
+    let lower = v.to_ascii_lowercase();
+    let (digits, mul): (&str, u64) = if let Some(d) = lower.strip_suffix("gb") {
+        (d, 1024 * 1024 * 1024)
+    } else if let Some(d) = lower.strip_suffix("mb") {
+        (d, 1024 * 1024)
+    } else if let Some(d) = lower.strip_suffix("kb") {
+        (d, 1024)
+    } else if let Some(d) = lower.strip_suffix('g') {
+        (d, 1000 * 1000 * 1000)
+    } else if let Some(d) = lower.strip_suffix('m') {
+        (d, 1000 * 1000)
+    } else if let Some(d) = lower.strip_suffix('k') {
+        (d, 1000)
+    } else if let Some(d) = lower.strip_suffix('b') {
+        (d, 1)
+    } else {
+        (lower.as_str(), 1)
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<u64>().ok()?.checked_mul(mul)
+}
+
+impl Config {
+    /// Current value of a setting as text, or `None` for an unknown name.
+    pub fn get(&self, name: &str) -> Option<String> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "stream-node-max-entries" => self.stream_node_max_entries.to_string(),
+            "stream-node-max-bytes" => self.stream_node_max_bytes.to_string(),
+            "stream-idmp-duration" => self.stream_idmp_duration.to_string(),
+            "stream-idmp-maxsize" => self.stream_idmp_maxsize.to_string(),
+            _ => return None,
+        })
+    }
+
+    /// Change a setting. The error text says what is wrong (unknown name or bad value).
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        fn int_in(value: &str, lo: i64, hi: i64) -> Result<i64, String> {
+            let v = string2ll(value.as_bytes())
+                .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
+            if v < lo || v > hi {
+                return Err(format!("argument must be between {lo} and {hi} inclusive"));
+            }
+            Ok(v)
+        }
+        match name.to_ascii_lowercase().as_str() {
+            "stream-node-max-entries" => self.stream_node_max_entries = int_in(value, 0, i64::MAX)?,
+            "stream-node-max-bytes" => {
+                let v = parse_memory(value)
+                    .ok_or_else(|| "argument must be a memory value".to_string())?;
+                if v > i64::MAX as u64 {
+                    return Err(format!(
+                        "argument must be between 0 and {} inclusive",
+                        i64::MAX
+                    ));
+                }
+                self.stream_node_max_bytes = v;
+            }
+            "stream-idmp-duration" => {
+                self.stream_idmp_duration = int_in(value, IDMP_MIN_DURATION, IDMP_MAX_DURATION)?
+            }
+            "stream-idmp-maxsize" => {
+                self.stream_idmp_maxsize = int_in(value, IDMP_MIN_MAXSIZE, IDMP_MAX_MAXSIZE)?
+            }
+            _ => {
+                return Err(format!(
+                    "Unknown option or number of arguments for CONFIG SET - '{name}'"
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_validation() {
+        let mut c = Config::default();
+        assert_eq!(c.get("stream-node-max-entries").as_deref(), Some("100"));
+        c.set("stream-node-max-bytes", "4kb").unwrap();
+        assert_eq!(c.stream_node_max_bytes, 4096);
+        assert!(c.set("stream-idmp-duration", "0").is_err());
+        assert!(c.set("stream-idmp-maxsize", "10001").is_err());
+        assert!(c.set("nope", "1").is_err());
+        c.set("STREAM-IDMP-MAXSIZE", "5").unwrap();
+        assert_eq!(c.stream_idmp_maxsize, 5);
+    }
+}

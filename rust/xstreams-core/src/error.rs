@@ -1,0 +1,341 @@
+//! Every error a command can reply with, as the exact line redis-server sends (without
+//! the leading `-`). Keeping them in one file makes the strings reviewable against Redis.
+
+use std::fmt;
+
+/// A command error: the complete error line, e.g. `ERR syntax error` or
+/// `WRONGTYPE Operation against a key holding the wrong kind of value`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CmdError(pub String);
+
+impl fmt::Display for CmdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CmdError {}
+
+/// Result of a command step.
+pub type CmdResult<T> = Result<T, CmdError>;
+
+/// Text of a user-supplied argument as `%s` would print it: up to the first NUL byte,
+/// invalid UTF-8 replaced (the bytes reach the client unchanged in RESP; only
+/// the embedded Python API sees a lossy string).
+pub fn c_arg(arg: &[u8]) -> String {
+    let s = crate::num::c_str(arg);
+    String::from_utf8_lossy(s).into_owned()
+}
+
+/// `%.128s` of an argument.
+pub fn c_arg128(arg: &[u8]) -> String {
+    let s = crate::num::c_str(arg);
+    let s = &s[..s.len().min(128)];
+    String::from_utf8_lossy(s).into_owned()
+}
+
+/// Replace CR and LF by spaces and trim trailing CR/LF, as Redis does for formatted errors.
+fn sanitize(mut s: String) -> String {
+    while s.ends_with('\r') || s.ends_with('\n') {
+        s.pop();
+    }
+    s.chars()
+        .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
+        .collect()
+}
+
+impl CmdError {
+    /// An error whose text starts with its own code (`-NOGROUP ...` in Redis's source).
+    pub fn coded(line: impl Into<String>) -> Self {
+        CmdError(sanitize(line.into()))
+    }
+
+    /// A generic error: Redis prefixes `ERR ` when the text has no code of its own.
+    pub fn err(msg: impl Into<String>) -> Self {
+        CmdError(format!("ERR {}", sanitize(msg.into())))
+    }
+
+    /// The error code (first word).
+    pub fn code(&self) -> &str {
+        self.0.split(' ').next().unwrap_or("ERR")
+    }
+
+    pub fn syntax() -> Self {
+        CmdError("ERR syntax error".into())
+    }
+    pub fn not_integer() -> Self {
+        CmdError("ERR value is not an integer or out of range".into())
+    }
+    pub fn out_of_range() -> Self {
+        CmdError("ERR value is out of range".into())
+    }
+    pub fn wrong_type() -> Self {
+        CmdError("WRONGTYPE Operation against a key holding the wrong kind of value".into())
+    }
+    pub fn no_such_key() -> Self {
+        CmdError("ERR no such key".into())
+    }
+    pub fn invalid_stream_id() -> Self {
+        CmdError::err("Invalid stream ID specified as stream command argument")
+    }
+    pub fn arity(fullname: &str) -> Self {
+        CmdError::err(format!(
+            "wrong number of arguments for '{fullname}' command"
+        ))
+    }
+    pub fn unknown_command(name: &[u8], args: &[&[u8]]) -> Self {
+        let mut msg = format!("unknown command '{}'", c_arg128(name));
+        if !args.is_empty() {
+            let mut list = String::new();
+            for a in args {
+                if list.len() >= 128 {
+                    break;
+                }
+                let room = 128 - list.len();
+                let s = crate::num::c_str(a);
+                let s = &s[..s.len().min(room)];
+                list.push('\'');
+                list.push_str(&String::from_utf8_lossy(s));
+                list.push_str("' ");
+            }
+            msg.push_str(&format!(", with args beginning with: {list}"));
+        }
+        CmdError::err(msg)
+    }
+    pub fn unknown_subcommand(sub: &[u8], container_upper: &str) -> Self {
+        CmdError::err(format!(
+            "unknown subcommand '{}'. Try {container_upper} HELP.",
+            c_arg128(sub)
+        ))
+    }
+    pub fn missing_subcommand(container_upper: &str) -> Self {
+        CmdError::err(format!("missing subcommand. Try {container_upper} HELP."))
+    }
+    pub fn subcommand_syntax(sub: &[u8], container_upper: &str) -> Self {
+        CmdError::err(format!(
+            "unknown subcommand or wrong number of arguments for '{}'. Try {container_upper} HELP.",
+            c_arg128(sub)
+        ))
+    }
+    pub fn timeout_not_integer() -> Self {
+        CmdError::err("timeout is not an integer or out of range")
+    }
+    pub fn timeout_negative() -> Self {
+        CmdError::err("timeout is negative")
+    }
+    pub fn timeout_out_of_range() -> Self {
+        CmdError::err("timeout is out of range")
+    }
+    pub fn invalid_expire(fullname: &str) -> Self {
+        CmdError::err(format!("invalid expire time in '{fullname}' command"))
+    }
+
+    // ---- stream errors ------------------------------------------------------------
+    pub fn xadd_id_zero() -> Self {
+        CmdError::err("The ID specified in XADD must be greater than 0-0")
+    }
+    pub fn xadd_id_too_small() -> Self {
+        CmdError::err(
+            "The ID specified in XADD is equal or smaller than the target stream top item",
+        )
+    }
+    pub fn xadd_exhausted() -> Self {
+        CmdError::err("The stream has exhausted the last possible ID, unable to add more items")
+    }
+    pub fn elements_too_large() -> Self {
+        CmdError::err("Elements are too large to be stored")
+    }
+    pub fn maxlen_minid_together() -> Self {
+        CmdError::err("syntax error, MAXLEN and MINID options at the same time are not compatible")
+    }
+    pub fn maxlen_negative() -> Self {
+        CmdError::err("The MAXLEN argument must be >= 0.")
+    }
+    pub fn limit_negative() -> Self {
+        CmdError::err("The LIMIT argument must be >= 0.")
+    }
+    pub fn limit_without_strategy() -> Self {
+        CmdError::err("syntax error, LIMIT cannot be used without specifying a trimming strategy")
+    }
+    pub fn limit_without_tilde() -> Self {
+        CmdError::err("syntax error, LIMIT cannot be used without the special ~ option")
+    }
+    pub fn xtrim_without_strategy() -> Self {
+        CmdError::err("syntax error, XTRIM must be called with a trimming strategy")
+    }
+    pub fn idmp_twice() -> Self {
+        CmdError::err("syntax error, IDMP/IDMPAUTO specified multiple times")
+    }
+    pub fn idmpauto_empty_pid() -> Self {
+        CmdError::err("syntax error, IDMPAUTO requires a non-empty producer ID")
+    }
+    pub fn idmp_empty_pid() -> Self {
+        CmdError::err("syntax error, IDMP requires a non-empty producer ID")
+    }
+    pub fn idmp_empty_iid() -> Self {
+        CmdError::err("syntax error, IDMP requires a non-empty idempotent ID")
+    }
+    pub fn idmp_needs_auto_id() -> Self {
+        CmdError::err("syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs")
+    }
+    pub fn numids_positive() -> Self {
+        CmdError::err("Number of IDs must be a positive integer")
+    }
+    pub fn numids_mismatch() -> Self {
+        CmdError::err("The `numids` parameter must match the number of arguments")
+    }
+    pub fn ids_required() -> Self {
+        CmdError::err("IDS option is required")
+    }
+    pub fn invalid_start_interval() -> Self {
+        CmdError::err("invalid start ID for the interval")
+    }
+    pub fn invalid_end_interval() -> Self {
+        CmdError::err("invalid end ID for the interval")
+    }
+    pub fn xsetid_entries_added_negative() -> Self {
+        CmdError::err("entries_added must be positive")
+    }
+    pub fn xsetid_maxdeleted_larger() -> Self {
+        CmdError::err(
+            "The ID specified in XSETID is smaller than the provided max_deleted_entry_id",
+        )
+    }
+    pub fn xsetid_smaller_than_maxdeleted() -> Self {
+        CmdError::err("The ID specified in XSETID is smaller than current max_deleted_entry_id")
+    }
+    pub fn xsetid_smaller_than_top() -> Self {
+        CmdError::err("The ID specified in XSETID is smaller than the target stream top item")
+    }
+    pub fn xsetid_entries_added_small() -> Self {
+        CmdError::err(
+            "The entries_added specified in XSETID is smaller than the target stream length",
+        )
+    }
+    pub fn xread_option_only_group(opt: &str) -> Self {
+        CmdError::err(format!(
+            "The {opt} option is only supported by XREADGROUP. You called XREAD instead."
+        ))
+    }
+    pub fn min_idle_not_integer() -> Self {
+        CmdError::err("min-idle-time is not an integer or out of range")
+    }
+    pub fn min_idle_negative() -> Self {
+        CmdError::err("min-idle-time must be a positive integer")
+    }
+    pub fn unbalanced_streams(group: bool) -> Self {
+        if group {
+            CmdError::err("Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be specified.")
+        } else {
+            CmdError::err("Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be specified.")
+        }
+    }
+    pub fn missing_group_option() -> Self {
+        CmdError::err("Missing GROUP option for XREADGROUP")
+    }
+    pub fn nogroup_xreadgroup(key: &[u8], group: &[u8]) -> Self {
+        CmdError::coded(format!(
+            "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
+            c_arg(key),
+            c_arg(group)
+        ))
+    }
+    pub fn nogroup_key_or_group(key: &[u8], group: &[u8]) -> Self {
+        CmdError::coded(format!(
+            "NOGROUP No such key '{}' or consumer group '{}'",
+            c_arg(key),
+            c_arg(group)
+        ))
+    }
+    pub fn nogroup_for_key(group: &[u8], key: &[u8]) -> Self {
+        CmdError::coded(format!(
+            "NOGROUP No such consumer group '{}' for key name '{}'",
+            c_arg(group),
+            c_arg(key)
+        ))
+    }
+    pub fn dollar_in_xreadgroup() -> Self {
+        CmdError::err("The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
+    }
+    pub fn plus_in_xreadgroup() -> Self {
+        CmdError::err("The + ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The + ID would just return an empty result set.")
+    }
+    pub fn gt_in_xread() -> Self {
+        CmdError::err("The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.")
+    }
+    pub fn xgroup_key_required() -> Self {
+        CmdError::err("The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.")
+    }
+    pub fn entriesread_invalid() -> Self {
+        CmdError::err("value for ENTRIESREAD must be positive or -1")
+    }
+    pub fn busygroup() -> Self {
+        CmdError("BUSYGROUP Consumer Group name already exists".into())
+    }
+    pub fn xclaim_min_idle() -> Self {
+        CmdError::err("Invalid min-idle-time argument for XCLAIM")
+    }
+    pub fn xclaim_idle() -> Self {
+        CmdError::err("Invalid IDLE option argument for XCLAIM")
+    }
+    pub fn xclaim_time() -> Self {
+        CmdError::err("Invalid TIME option argument for XCLAIM")
+    }
+    pub fn xclaim_retrycount() -> Self {
+        CmdError::err("Invalid RETRYCOUNT option argument for XCLAIM")
+    }
+    pub fn xclaim_unrecognized(opt: &[u8]) -> Self {
+        CmdError::err(format!("Unrecognized XCLAIM option '{}'", c_arg(opt)))
+    }
+    pub fn xautoclaim_min_idle() -> Self {
+        CmdError::err("Invalid min-idle-time argument for XAUTOCLAIM")
+    }
+    pub fn xautoclaim_count() -> Self {
+        CmdError::err("COUNT must be > 0")
+    }
+    pub fn xnack_mode() -> Self {
+        CmdError::err("mode must be SILENT, FAIL, or FATAL")
+    }
+    pub fn xnack_numids() -> Self {
+        CmdError::err("numids must be a positive integer")
+    }
+    pub fn xnack_numids_mismatch() -> Self {
+        CmdError::err("number of IDs doesn't match numids")
+    }
+    pub fn xnack_retrycount() -> Self {
+        CmdError::err("Invalid RETRYCOUNT value, must be >= 0")
+    }
+    pub fn xnack_unrecognized(opt: &[u8]) -> Self {
+        CmdError::err(format!("Unrecognized XNACK option '{}'", c_arg(opt)))
+    }
+    pub fn xnack_expected_ids() -> Self {
+        CmdError::err("syntax error, expected IDS keyword")
+    }
+    pub fn xcfgset_duration_twice() -> Self {
+        CmdError::err("IDMP-DURATION specified multiple times")
+    }
+    pub fn xcfgset_maxsize_twice() -> Self {
+        CmdError::err("IDMP-MAXSIZE specified multiple times")
+    }
+    pub fn xcfgset_duration_range() -> Self {
+        CmdError::err("IDMP-DURATION must be between 1 and 86400 seconds")
+    }
+    pub fn xcfgset_maxsize_range() -> Self {
+        CmdError::err("IDMP-MAXSIZE must be between 1 and 10000 entries")
+    }
+    pub fn xcfgset_no_param() -> Self {
+        CmdError::err("At least one parameter must be specified")
+    }
+    pub fn xidmprecord_empty_pid() -> Self {
+        CmdError::err("producer ID must be non-empty")
+    }
+    pub fn xidmprecord_empty_iid() -> Self {
+        CmdError::err("idempotent ID must be non-empty")
+    }
+    pub fn xidmprecord_no_message() -> Self {
+        CmdError::err("No such message in stream")
+    }
+    pub fn xidmprecord_conflict() -> Self {
+        CmdError::err("IID already exists for this producer with a different stream ID")
+    }
+}

@@ -1,0 +1,41 @@
+//! xstreams-core: the semantics of Redis 8.8 Streams as a plain Rust library.
+//!
+//! Layers, bottom-up:
+//! - [`id`]: stream IDs and every textual form Redis accepts for them.
+//! - [`num`]: Redis's integer parsers (`string2ll`, `string2ull`), reproduced exactly so
+//!   that malformed input is rejected with the same error as redis-server.
+//! - [`lpsize`]: the byte size Redis's listpack would need for a stream node, so nodes are
+//!   split at exactly the same entries as in redis-server (XINFO's `radix-tree-keys`).
+//! - [`node`]: a packed block of entries (our own compact encoding).
+//! - [`rax`]: the radix tree indexing nodes by their first ID.
+//! - [`stream`]: a stream: nodes, counters, iteration, deletion, trimming.
+//! - [`group`]: consumer groups, the pending entries list with its time-ordered list and
+//!   NACK zone, and consumers.
+//! - [`idmp`]: idempotent producers (XADD IDMP / IDMPAUTO).
+//! - [`db`]: the keyspace (streams and a minimal string type).
+//! - [`command`]: parsing, execution and replies of every command.
+//! - [`reply`]: reply values and their RESP2/RESP3 encodings.
+//! - [`store`]: the thread-safe store with blocking reads.
+#![forbid(unsafe_code)]
+
+pub mod clock;
+pub mod command;
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod group;
+pub mod id;
+pub mod idmp;
+pub mod lpsize;
+pub mod node;
+pub mod num;
+pub mod rax;
+pub mod reply;
+pub mod store;
+pub mod stream;
+
+pub use config::Config;
+pub use error::CmdError;
+pub use id::StreamId;
+pub use reply::Reply;
+pub use store::Store;

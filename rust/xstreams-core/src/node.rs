@@ -1,0 +1,598 @@
+//! A stream node: a packed block of consecutive entries, keyed in the radix tree by the ID
+//! of the first entry ever added to it (its *master ID*).
+//!
+//! Like Redis, a node keeps the field names of its first entry (the *master fields*); an
+//! entry with exactly those fields stores only its values. Unlike Redis, deleted entries
+//! are removed from the buffer at once; the node only counts them (`deleted`) and keeps the
+//! listpack byte size Redis would have ([`crate::lpsize`]), so nodes fill up and split at
+//! the same entries as in redis-server.
+//!
+//! Buffer layout (all integers LEB128 varints unless noted):
+//! ```text
+//! [nfields][len field]*                         master fields
+//! entry*:  [flags u8][ms delta][seq][payload len][payload][backlen (reverse varint)]
+//!   payload, same fields:  [len value]*          (nfields master values)
+//!   payload, own fields:   [n][len field len value]*
+//! ```
+//! `seq` is relative to the master's sequence when the entry shares its millisecond and
+//! absolute otherwise; `backlen` is the entry's byte length without itself, readable from
+//! its last byte, so the node can be walked backwards.
+
+use crate::id::StreamId;
+use crate::lpsize;
+
+const FLAG_SAMEFIELDS: u8 = 2;
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(buf: &[u8], pos: &mut usize) -> u64 {
+    let mut v: u64 = 0;
+    let mut shift = 0;
+    loop {
+        let b = buf[*pos];
+        *pos += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+fn varint_len(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 0x80 {
+        v >>= 7;
+        n += 1;
+    }
+    n
+}
+
+/// Append `l` as a back-length: the last byte holds the low 7 bits and has bit 7 set when
+/// more (higher) groups precede it.
+fn put_backlen(out: &mut Vec<u8>, l: u64) {
+    let mut groups = [0u8; 10];
+    let mut n = 0;
+    let mut v = l;
+    loop {
+        groups[n] = (v & 0x7f) as u8;
+        n += 1;
+        v >>= 7;
+        if v == 0 {
+            break;
+        }
+    }
+    // groups[0] is the lowest; write highest first.
+    for i in (0..n).rev() {
+        let mut b = groups[i];
+        if i != n - 1 {
+            b |= 0x80;
+        }
+        out.push(b);
+    }
+}
+
+fn backlen_size(l: u64) -> usize {
+    varint_len(l)
+}
+
+/// Read a back-length ending just before `end`; returns (value, bytes used).
+fn get_backlen(buf: &[u8], end: usize) -> (u64, usize) {
+    let mut p = end - 1;
+    let mut v = u64::from(buf[p] & 0x7f);
+    let mut shift = 7;
+    let mut used = 1;
+    while buf[p] & 0x80 != 0 {
+        p -= 1;
+        v |= u64::from(buf[p] & 0x7f) << shift;
+        shift += 7;
+        used += 1;
+    }
+    (v, used)
+}
+
+/// A packed block of stream entries. Invariant: `live >= 1` while the node is in a stream
+/// (a node whose last live entry is deleted is removed from the stream).
+#[derive(Clone, Debug)]
+pub struct StreamNode {
+    master: StreamId,
+    last: StreamId,
+    live: u32,
+    deleted: u32,
+    nfields_master: u32,
+    master_len: u32,
+    /// Listpack bytes of the master entry's fixed part and all entries ever appended.
+    lp_body: u64,
+    buf: Vec<u8>,
+}
+
+/// A view of one entry inside a node.
+#[derive(Clone, Copy, Debug)]
+pub struct EntryView<'a> {
+    /// Entry ID.
+    pub id: StreamId,
+    /// Byte offset of the entry inside the node.
+    pub offset: usize,
+    /// Byte length of the entry (including its back-length).
+    pub len: usize,
+    node: &'a StreamNode,
+    same_fields: bool,
+    payload: &'a [u8],
+}
+
+impl<'a> EntryView<'a> {
+    /// Number of field/value pairs.
+    pub fn num_fields(&self) -> usize {
+        if self.same_fields {
+            self.node.nfields_master as usize
+        } else {
+            let mut p = 0;
+            get_varint(self.payload, &mut p) as usize
+        }
+    }
+
+    /// Iterate over `(field, value)` pairs.
+    pub fn pairs(&self) -> PairIter<'a> {
+        if self.same_fields {
+            let mut mp = 0;
+            let n = get_varint(&self.node.buf, &mut mp) as usize;
+            PairIter {
+                node_buf: &self.node.buf,
+                master_pos: mp,
+                payload: self.payload,
+                pos: 0,
+                left: n,
+                same: true,
+            }
+        } else {
+            let mut p = 0;
+            let n = get_varint(self.payload, &mut p) as usize;
+            PairIter {
+                node_buf: &self.node.buf,
+                master_pos: 0,
+                payload: self.payload,
+                pos: p,
+                left: n,
+                same: false,
+            }
+        }
+    }
+}
+
+/// Iterator over the field/value pairs of an entry.
+pub struct PairIter<'a> {
+    node_buf: &'a [u8],
+    master_pos: usize,
+    payload: &'a [u8],
+    pos: usize,
+    left: usize,
+    same: bool,
+}
+
+impl<'a> Iterator for PairIter<'a> {
+    type Item = (&'a [u8], &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let field: &'a [u8] = if self.same {
+            let l = get_varint(self.node_buf, &mut self.master_pos) as usize;
+            let f = &self.node_buf[self.master_pos..self.master_pos + l];
+            self.master_pos += l;
+            f
+        } else {
+            let l = get_varint(self.payload, &mut self.pos) as usize;
+            let f = &self.payload[self.pos..self.pos + l];
+            self.pos += l;
+            f
+        };
+        let l = get_varint(self.payload, &mut self.pos) as usize;
+        let v = &self.payload[self.pos..self.pos + l];
+        self.pos += l;
+        Some((field, v))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl StreamNode {
+    /// A node holding one entry; `pairs` alternates fields and values.
+    pub fn new(id: StreamId, pairs: &[&[u8]]) -> StreamNode {
+        let nfields = pairs.len() / 2;
+        let mut buf = Vec::with_capacity(64);
+        put_varint(&mut buf, nfields as u64);
+        let fields: Vec<&[u8]> = pairs.iter().step_by(2).copied().collect();
+        for f in &fields {
+            put_varint(&mut buf, f.len() as u64);
+            buf.extend_from_slice(f);
+        }
+        let master_len = buf.len() as u32;
+        let mut node = StreamNode {
+            master: id,
+            last: id,
+            live: 0,
+            deleted: 0,
+            nfields_master: nfields as u32,
+            master_len,
+            lp_body: lpsize::master_entry_bytes(&fields),
+            buf,
+        };
+        node.push_entry(id, pairs, true);
+        node
+    }
+
+    /// ID of the first entry ever added (the radix-tree key), even if since deleted.
+    pub fn master_id(&self) -> StreamId {
+        self.master
+    }
+
+    /// ID of the last entry ever added, even if since deleted.
+    pub fn last_id_any(&self) -> StreamId {
+        self.last
+    }
+
+    /// Live entries.
+    pub fn live(&self) -> u64 {
+        u64::from(self.live)
+    }
+
+    /// Deleted entries still accounted to the node (Redis keeps them as tombstones).
+    pub fn deleted(&self) -> u64 {
+        u64::from(self.deleted)
+    }
+
+    /// The byte size of this node as a Redis listpack.
+    pub fn lp_bytes(&self) -> u64 {
+        lpsize::node_bytes(self.live(), self.deleted(), self.lp_body)
+    }
+
+    /// Heap bytes held by this node.
+    pub fn heap_bytes(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// Release spare capacity (called when a node is closed for appends).
+    pub fn shrink(&mut self) {
+        self.buf.shrink_to_fit();
+    }
+
+    fn master_fields_equal(&self, pairs: &[&[u8]]) -> bool {
+        let nfields = pairs.len() / 2;
+        if nfields != self.nfields_master as usize {
+            return false;
+        }
+        let mut p = 0;
+        let _ = get_varint(&self.buf, &mut p);
+        for f in pairs.iter().step_by(2) {
+            let l = get_varint(&self.buf, &mut p) as usize;
+            if l != f.len() || &self.buf[p..p + l] != *f {
+                return false;
+            }
+            p += l;
+        }
+        true
+    }
+
+    /// Append an entry with an ID greater than every ID in the node.
+    pub fn append(&mut self, id: StreamId, pairs: &[&[u8]]) {
+        let same = self.master_fields_equal(pairs);
+        self.push_entry(id, pairs, same);
+    }
+
+    fn push_entry(&mut self, id: StreamId, pairs: &[&[u8]], same: bool) {
+        self.lp_body += lpsize::entry_bytes(self.master, id, pairs, same);
+        let start = self.buf.len();
+        self.buf.push(if same { FLAG_SAMEFIELDS } else { 0 });
+        let ms_delta = id.ms.wrapping_sub(self.master.ms);
+        put_varint(&mut self.buf, ms_delta);
+        let seq = if ms_delta == 0 {
+            id.seq.wrapping_sub(self.master.seq)
+        } else {
+            id.seq
+        };
+        put_varint(&mut self.buf, seq);
+        let mut payload_len = 0usize;
+        if !same {
+            payload_len += varint_len((pairs.len() / 2) as u64);
+            for p in pairs {
+                payload_len += varint_len(p.len() as u64) + p.len();
+            }
+        } else {
+            for v in pairs.iter().skip(1).step_by(2) {
+                payload_len += varint_len(v.len() as u64) + v.len();
+            }
+        }
+        put_varint(&mut self.buf, payload_len as u64);
+        if !same {
+            put_varint(&mut self.buf, (pairs.len() / 2) as u64);
+            for p in pairs {
+                put_varint(&mut self.buf, p.len() as u64);
+                self.buf.extend_from_slice(p);
+            }
+        } else {
+            for v in pairs.iter().skip(1).step_by(2) {
+                put_varint(&mut self.buf, v.len() as u64);
+                self.buf.extend_from_slice(v);
+            }
+        }
+        let entry_len = self.buf.len() - start;
+        put_backlen(&mut self.buf, entry_len as u64);
+        self.live += 1;
+        self.last = id;
+    }
+
+    fn view_at(&self, offset: usize) -> EntryView<'_> {
+        let buf = &self.buf;
+        let mut p = offset;
+        let flags = buf[p];
+        p += 1;
+        let ms_delta = get_varint(buf, &mut p);
+        let seq_raw = get_varint(buf, &mut p);
+        let payload_len = get_varint(buf, &mut p) as usize;
+        let payload = &buf[p..p + payload_len];
+        let body_len = p + payload_len - offset;
+        let id = StreamId {
+            ms: self.master.ms.wrapping_add(ms_delta),
+            seq: if ms_delta == 0 {
+                self.master.seq.wrapping_add(seq_raw)
+            } else {
+                seq_raw
+            },
+        };
+        EntryView {
+            id,
+            offset,
+            len: body_len + backlen_size(body_len as u64),
+            node: self,
+            same_fields: flags & FLAG_SAMEFIELDS != 0,
+            payload,
+        }
+    }
+
+    /// Entries in ascending ID order.
+    pub fn iter(&self) -> NodeIter<'_> {
+        NodeIter {
+            node: self,
+            front: self.master_len as usize,
+            back: self.buf.len(),
+        }
+    }
+
+    /// The entry with this ID, if live in this node.
+    pub fn find(&self, id: StreamId) -> Option<EntryView<'_>> {
+        if id < self.master || id > self.last {
+            return None;
+        }
+        for e in self.iter() {
+            if e.id == id {
+                return Some(e);
+            }
+            if e.id > id {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// First live entry.
+    pub fn first_entry(&self) -> Option<EntryView<'_>> {
+        self.iter().next()
+    }
+
+    /// Last live entry.
+    pub fn last_entry(&self) -> Option<EntryView<'_>> {
+        self.iter().next_back()
+    }
+
+    /// Delete the live entry at `offset` (from an [`EntryView`]); it stays accounted as a
+    /// tombstone. Returns the number of live entries left.
+    pub fn delete_at(&mut self, offset: usize, len: usize) -> u64 {
+        self.buf.drain(offset..offset + len);
+        self.live -= 1;
+        self.deleted += 1;
+        self.live()
+    }
+
+    /// Delete the live entry with this ID; returns whether it was found.
+    pub fn delete(&mut self, id: StreamId) -> bool {
+        match self.find(id).map(|e| (e.offset, e.len)) {
+            Some((off, len)) => {
+                self.delete_at(off, len);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Delete, in one pass, every live entry for which `pred` returns true, stopping at the
+    /// first entry for which `stop` returns true. Returns the IDs deleted, in order.
+    pub fn delete_while<S, P>(&mut self, mut stop: S, mut pred: P) -> Vec<StreamId>
+    where
+        S: FnMut(StreamId, u64) -> bool,
+        P: FnMut(StreamId) -> bool,
+    {
+        let mut removed = Vec::new();
+        let mut keep: Vec<(usize, usize)> = Vec::new();
+        let mut off = self.master_len as usize;
+        let end = self.buf.len();
+        let mut stopped_at = end;
+        let mut deleted_now: u64 = 0;
+        while off < end {
+            let (id, len) = {
+                let v = self.view_at(off);
+                (v.id, v.len)
+            };
+            if stop(id, deleted_now) {
+                stopped_at = off;
+                break;
+            }
+            if pred(id) {
+                removed.push(id);
+                deleted_now += 1;
+            } else {
+                keep.push((off, len));
+            }
+            off += len;
+        }
+        if removed.is_empty() {
+            return removed;
+        }
+        let mut nbuf = Vec::with_capacity(self.buf.len());
+        nbuf.extend_from_slice(&self.buf[..self.master_len as usize]);
+        for (o, l) in keep {
+            nbuf.extend_from_slice(&self.buf[o..o + l]);
+        }
+        nbuf.extend_from_slice(&self.buf[stopped_at..]);
+        self.buf = nbuf;
+        self.live -= removed.len() as u32;
+        self.deleted += removed.len() as u32;
+        removed
+    }
+
+    /// Check internal consistency (used by tests and `validate()`).
+    pub fn validate(&self) -> Result<(), String> {
+        let mut n = 0u32;
+        let mut prev: Option<StreamId> = None;
+        for e in self.iter() {
+            if e.id < self.master || e.id > self.last {
+                return Err(format!(
+                    "entry {} outside node range {}..{}",
+                    e.id, self.master, self.last
+                ));
+            }
+            if let Some(p) = prev {
+                if e.id <= p {
+                    return Err(format!("entries out of order: {p} then {}", e.id));
+                }
+            }
+            let _ = e.pairs().count();
+            prev = Some(e.id);
+            n += 1;
+        }
+        if n != self.live {
+            return Err(format!("node counts {} live entries, holds {n}", self.live));
+        }
+        let back: u32 = self.iter().rev().count() as u32;
+        if back != n {
+            return Err("forward and backward walks differ".into());
+        }
+        Ok(())
+    }
+}
+
+/// Double-ended iterator over the live entries of a node.
+pub struct NodeIter<'a> {
+    node: &'a StreamNode,
+    front: usize,
+    back: usize,
+}
+
+impl<'a> Iterator for NodeIter<'a> {
+    type Item = EntryView<'a>;
+    fn next(&mut self) -> Option<EntryView<'a>> {
+        if self.front >= self.back {
+            return None;
+        }
+        let v = self.node.view_at(self.front);
+        self.front += v.len;
+        Some(v)
+    }
+}
+
+impl<'a> DoubleEndedIterator for NodeIter<'a> {
+    fn next_back(&mut self) -> Option<EntryView<'a>> {
+        if self.front >= self.back {
+            return None;
+        }
+        let (body, used) = get_backlen(&self.node.buf, self.back);
+        let start = self.back - used - body as usize;
+        let v = self.node.view_at(start);
+        self.back = start;
+        Some(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs_of(e: &EntryView<'_>) -> Vec<(Vec<u8>, Vec<u8>)> {
+        e.pairs().map(|(f, v)| (f.to_vec(), v.to_vec())).collect()
+    }
+
+    #[test]
+    fn append_iterate_delete() {
+        let mut n = StreamNode::new(StreamId::new(5, 1), &[b"a", b"1", b"b", b"2"]);
+        n.append(StreamId::new(5, 2), &[b"a", b"x", b"b", b"y"]);
+        n.append(StreamId::new(7, 0), &[b"c", &[b'z'; 300]]);
+        n.append(StreamId::new(u64::MAX, u64::MAX), &[]);
+        n.validate().unwrap();
+        let ids: Vec<_> = n.iter().map(|e| e.id).collect();
+        assert_eq!(
+            ids,
+            vec![
+                StreamId::new(5, 1),
+                StreamId::new(5, 2),
+                StreamId::new(7, 0),
+                StreamId::MAX
+            ]
+        );
+        let rev: Vec<_> = n.iter().rev().map(|e| e.id).collect();
+        assert_eq!(rev, ids.iter().rev().copied().collect::<Vec<_>>());
+        let e = n.find(StreamId::new(7, 0)).unwrap();
+        assert_eq!(pairs_of(&e), vec![(b"c".to_vec(), vec![b'z'; 300])]);
+        let e = n.find(StreamId::new(5, 2)).unwrap();
+        assert_eq!(
+            pairs_of(&e),
+            vec![
+                (b"a".to_vec(), b"x".to_vec()),
+                (b"b".to_vec(), b"y".to_vec())
+            ]
+        );
+        assert_eq!(n.find(StreamId::MAX).unwrap().num_fields(), 0);
+        assert!(n.delete(StreamId::new(5, 2)));
+        assert!(!n.delete(StreamId::new(5, 2)));
+        n.validate().unwrap();
+        assert_eq!((n.live(), n.deleted()), (3, 1));
+        assert_eq!(n.master_id(), StreamId::new(5, 1));
+        assert_eq!(n.last_id_any(), StreamId::MAX);
+    }
+
+    #[test]
+    fn backlen_roundtrip() {
+        for l in [0u64, 1, 127, 128, 300, 16383, 16384, 1 << 30] {
+            let mut b = vec![9u8];
+            put_backlen(&mut b, l);
+            let (v, used) = get_backlen(&b, b.len());
+            assert_eq!((v, used), (l, b.len() - 1));
+        }
+    }
+
+    #[test]
+    fn delete_while_stops_and_filters() {
+        let mut n = StreamNode::new(StreamId::new(1, 0), &[b"f", b"v"]);
+        for i in 1..10 {
+            n.append(StreamId::new(1, i), &[b"f", b"v"]);
+        }
+        let removed = n.delete_while(|id, _| id.seq >= 6, |id| id.seq % 2 == 0);
+        assert_eq!(
+            removed.iter().map(|i| i.seq).collect::<Vec<_>>(),
+            vec![0, 2, 4]
+        );
+        n.validate().unwrap();
+        assert_eq!(
+            n.iter().map(|e| e.id.seq).collect::<Vec<_>>(),
+            vec![1, 3, 5, 6, 7, 8, 9]
+        );
+    }
+}

@@ -1,0 +1,80 @@
+//! Conversions between Python values and command arguments / replies.
+
+use std::borrow::Cow;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
+use xstreams_core::Reply;
+
+use crate::errors::{data_err, reply_error};
+
+/// Encode one argument the way redis-py's `Encoder` does: bytes as is, str as UTF-8,
+/// int and float as their decimal text; bool and other types are rejected.
+pub fn arg_bytes<'a>(py: Python<'_>, obj: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Cow::Borrowed(b.as_bytes()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Cow::Owned(s.to_cow()?.as_bytes().to_vec()));
+    }
+    if obj.is_instance_of::<PyBool>() {
+        return Err(data_err(
+            py,
+            "Invalid input of type: 'bool'. Convert to a bytes, string, int or float first.".into(),
+        ));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(Cow::Owned(obj.str()?.to_cow()?.as_bytes().to_vec()));
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return Ok(Cow::Owned(obj.repr()?.to_cow()?.as_bytes().to_vec()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(Cow::Owned(b.to_vec()));
+    }
+    if let Ok(mv) = obj.extract::<Vec<u8>>() {
+        return Ok(Cow::Owned(mv));
+    }
+    let tname = obj.get_type().name()?.to_string();
+    Err(data_err(
+        py,
+        format!(
+            "Invalid input of type: '{tname}'. Convert to a bytes, string, int or float first."
+        ),
+    ))
+}
+
+/// Convert a reply to Python. Nested errors become exception instances; a top-level
+/// error is returned as `Err` by the caller.
+pub fn reply_to_py(py: Python<'_>, r: &Reply, protocol: u8) -> PyResult<Py<PyAny>> {
+    Ok(match r {
+        Reply::Status(s) => PyBytes::new(py, s.as_bytes()).into_any().unbind(),
+        Reply::Bulk(b) => PyBytes::new(py, b).into_any().unbind(),
+        Reply::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Reply::Nil | Reply::NilArray => py.None(),
+        Reply::Error(e) => reply_error(py, e)?.unbind(),
+        Reply::Array(items) => {
+            let list = PyList::empty(py);
+            for it in items {
+                list.append(reply_to_py(py, it, protocol)?)?;
+            }
+            list.into_any().unbind()
+        }
+        Reply::Map(pairs) => {
+            if protocol >= 3 {
+                let d = PyDict::new(py);
+                for (k, v) in pairs {
+                    d.set_item(reply_to_py(py, k, protocol)?, reply_to_py(py, v, protocol)?)?;
+                }
+                d.into_any().unbind()
+            } else {
+                let list = PyList::empty(py);
+                for (k, v) in pairs {
+                    list.append(reply_to_py(py, k, protocol)?)?;
+                    list.append(reply_to_py(py, v, protocol)?)?;
+                }
+                list.into_any().unbind()
+            }
+        }
+    })
+}

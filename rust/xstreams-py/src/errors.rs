@@ -1,0 +1,54 @@
+//! Map core errors to the Python exception classes of `xstreams.exceptions`.
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyAny;
+
+static ERROR_FROM_REPLY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static INTERNAL_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static DATA_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn exceptions_attr(
+    py: Python<'_>,
+    cell: &'static PyOnceLock<Py<PyAny>>,
+    name: &str,
+) -> PyResult<Py<PyAny>> {
+    if let Some(v) = cell.get(py) {
+        return Ok(v.clone_ref(py));
+    }
+    let v = py.import("xstreams.exceptions")?.getattr(name)?.unbind();
+    let _ = cell.set(py, v.clone_ref(py));
+    Ok(v)
+}
+
+/// The exception instance for an error reply line (`ERR ...`, `WRONGTYPE ...`).
+pub fn reply_error<'py>(py: Python<'py>, line: &str) -> PyResult<Bound<'py, PyAny>> {
+    let f = exceptions_attr(py, &ERROR_FROM_REPLY, "error_from_reply")?;
+    f.bind(py).call1((line,))
+}
+
+/// A `PyErr` raising the exception for an error reply line.
+pub fn reply_err(py: Python<'_>, line: &str) -> PyErr {
+    match reply_error(py, line) {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(e) => e,
+    }
+}
+
+/// `xstreams.exceptions.InternalError(msg)` (a caught Rust panic).
+pub fn internal_err(py: Python<'_>, msg: String) -> PyErr {
+    match exceptions_attr(py, &INTERNAL_ERROR, "InternalError")
+        .and_then(|c| c.bind(py).call1((msg,)))
+    {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(e) => e,
+    }
+}
+
+/// `xstreams.exceptions.DataError(msg)` (an argument Python cannot send).
+pub fn data_err(py: Python<'_>, msg: String) -> PyErr {
+    match exceptions_attr(py, &DATA_ERROR, "DataError").and_then(|c| c.bind(py).call1((msg,))) {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(e) => e,
+    }
+}

@@ -1,0 +1,267 @@
+//! The `Store` Python class: converts arguments, releases the GIL while the core runs
+//! (including while a blocking read waits), converts replies, and turns a Rust panic into
+//! `xstreams.exceptions.InternalError` instead of letting it abort or escape.
+
+use std::borrow::Cow;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pyo3::exceptions::{PyNotImplementedError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use xstreams_core::store::Step;
+use xstreams_core::{Config, Reply};
+
+use crate::convert::{arg_bytes, reply_to_py};
+use crate::errors::{internal_err, reply_err};
+
+/// How long a blocked read sleeps between checks for Python signals (Ctrl-C).
+const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// Run `f` without the GIL, converting a panic into `InternalError`.
+fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    match py.detach(|| catch_unwind(AssertUnwindSafe(f))) {
+        Ok(v) => Ok(v),
+        Err(p) => Err(internal_err(
+            py,
+            format!("internal error: {}", panic_message(p)),
+        )),
+    }
+}
+
+/// An in-process store of Redis streams.
+///
+/// ``Store()`` is an in-memory store. ``execute_command(*args)`` runs one command and
+/// returns the raw reply as redis-py returns it on a RESP2 connection (bytes, int, list,
+/// None); a command error raises ``xstreams.exceptions.ResponseError``.
+#[pyclass(module = "xstreams._xstreams", name = "Store", frozen)]
+pub struct Store {
+    inner: xstreams_core::Store,
+}
+
+fn collect_args<'a>(
+    py: Python<'_>,
+    items: impl Iterator<Item = &'a Bound<'a, PyAny>>,
+) -> PyResult<Vec<Cow<'a, [u8]>>> {
+    items.map(|a| arg_bytes(py, a)).collect()
+}
+
+impl Store {
+    fn run(&self, py: Python<'_>, args: &[&[u8]], db: usize, protocol: u8) -> PyResult<Reply> {
+        let store = &self.inner;
+        let mut step = guarded(py, || store.start(db, protocol, args))?;
+        loop {
+            match step {
+                Step::Done(r) => return Ok(r),
+                Step::Blocked(call) => {
+                    if let Err(e) = py.check_signals() {
+                        store.cancel(call);
+                        return Err(e);
+                    }
+                    step = guarded(py, move || store.wait(call, Some(SIGNAL_CHECK)))?;
+                }
+            }
+        }
+    }
+
+    fn check_protocol(protocol: u8) -> PyResult<()> {
+        if protocol == 2 || protocol == 3 {
+            Ok(())
+        } else {
+            Err(PyValueError::new_err("protocol must be 2 or 3"))
+        }
+    }
+}
+
+#[pymethods]
+impl Store {
+    /// Open a store. ``path`` (a directory) is reserved for durable stores; ``config``
+    /// maps Redis configuration names (``stream-node-max-entries``,
+    /// ``stream-node-max-bytes``, ``stream-idmp-duration``, ``stream-idmp-maxsize``) to
+    /// values; ``clock_ms`` pins the store clock (for deterministic tests).
+    #[new]
+    #[pyo3(signature = (path=None, *, config=None, clock_ms=None))]
+    fn new(
+        path: Option<PathBuf>,
+        config: Option<&Bound<'_, PyDict>>,
+        clock_ms: Option<i64>,
+    ) -> PyResult<Self> {
+        if path.is_some() {
+            return Err(PyNotImplementedError::new_err(
+                "durable stores (Store(path)) are not available yet",
+            ));
+        }
+        let mut cfg = Config::default();
+        if let Some(d) = config {
+            for (k, v) in d.iter() {
+                let name: String = k.extract()?;
+                let value = v.str()?.to_string();
+                cfg.set(&name, &value).map_err(PyValueError::new_err)?;
+            }
+        }
+        let inner = xstreams_core::Store::new(cfg);
+        if clock_ms.is_some() {
+            inner.set_clock(clock_ms);
+        }
+        Ok(Store { inner })
+    }
+
+    /// Run one command: ``store.execute_command("XADD", "s", "*", "f", "v")``.
+    #[pyo3(signature = (*args, db=0, protocol=2))]
+    fn execute_command(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        db: usize,
+        protocol: u8,
+    ) -> PyResult<Py<PyAny>> {
+        Self::check_protocol(protocol)?;
+        let items: Vec<Bound<'_, PyAny>> = args.iter().collect();
+        let owned = collect_args(py, items.iter())?;
+        let refs: Vec<&[u8]> = owned.iter().map(|c| c.as_ref()).collect();
+        let reply = self.run(py, &refs, db, protocol)?;
+        match &reply {
+            Reply::Error(e) => Err(reply_err(py, e)),
+            r => reply_to_py(py, r, protocol),
+        }
+    }
+
+    /// Run several commands in order, atomically when ``atomic`` (no other command runs in
+    /// between; blocking reads do not wait). Returns one result per command; a failed
+    /// command's slot holds its exception instead of raising.
+    #[pyo3(signature = (commands, db=0, atomic=true, protocol=2))]
+    fn execute_many(
+        &self,
+        py: Python<'_>,
+        commands: &Bound<'_, PyAny>,
+        db: usize,
+        atomic: bool,
+        protocol: u8,
+    ) -> PyResult<Py<PyAny>> {
+        Self::check_protocol(protocol)?;
+        let mut cmds: Vec<Vec<Vec<u8>>> = Vec::new();
+        for c in commands.try_iter()? {
+            let c = c?;
+            let mut one = Vec::new();
+            for a in c.try_iter()? {
+                let a = a?;
+                one.push(arg_bytes(py, &a)?.into_owned());
+            }
+            cmds.push(one);
+        }
+        let store = &self.inner;
+        let replies = guarded(py, || store.execute_batch(db, protocol, &cmds, atomic))?;
+        let out = PyList::empty(py);
+        for r in &replies {
+            out.append(reply_to_py(py, r, protocol)?)?;
+        }
+        Ok(out.into_any().unbind())
+    }
+
+    /// Run one command and return its reply RESP-encoded, exactly as redis-server would
+    /// send it (used by the differential tests).
+    #[pyo3(signature = (args, db=0, protocol=2))]
+    fn _execute_resp<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyAny>,
+        db: usize,
+        protocol: u8,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        Self::check_protocol(protocol)?;
+        let items: Vec<Bound<'_, PyAny>> = args.try_iter()?.collect::<PyResult<_>>()?;
+        let owned = collect_args(py, items.iter())?;
+        let refs: Vec<&[u8]> = owned.iter().map(|c| c.as_ref()).collect();
+        let reply = self.run(py, &refs, db, protocol)?;
+        Ok(PyBytes::new(py, &reply.to_resp(protocol)))
+    }
+
+    /// Pin the store clock to ``ms`` (Unix milliseconds), or follow the system clock again
+    /// with ``None``.
+    #[pyo3(signature = (ms))]
+    fn set_clock_ms(&self, ms: Option<i64>) {
+        self.inner.set_clock(ms);
+    }
+
+    /// Move the clock forward by ``delta`` milliseconds (pinning it).
+    fn advance_clock_ms(&self, delta: i64) {
+        self.inner.advance_clock(delta);
+    }
+
+    /// The store's current time in Unix milliseconds.
+    fn now_ms(&self) -> i64 {
+        self.inner.now_ms()
+    }
+
+    /// Value of a configuration setting, or ``None`` for an unknown name.
+    fn config_get(&self, name: &str) -> Option<String> {
+        self.inner.config_get(name)
+    }
+
+    /// Change a configuration setting (raises ``ValueError`` for a bad name or value).
+    fn config_set(&self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let v = value.str()?.to_string();
+        self.inner
+            .config_set(name, &v)
+            .map_err(PyValueError::new_err)
+    }
+
+    /// Check every internal invariant (raises ``AssertionError`` with the first violation).
+    fn validate(&self, py: Python<'_>) -> PyResult<()> {
+        let store = &self.inner;
+        match guarded(py, || store.validate())? {
+            Ok(()) => Ok(()),
+            Err(e) => Err(pyo3::exceptions::PyAssertionError::new_err(e)),
+        }
+    }
+
+    /// Drop expired IDMP entries and expired keys now.
+    fn sweep(&self, py: Python<'_>) -> PyResult<()> {
+        let store = &self.inner;
+        guarded(py, || store.sweep())
+    }
+
+    /// Close the store: blocked readers wake with an error; later commands fail.
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    /// Has the store been closed?
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, _exc: &Bound<'_, PyTuple>) {
+        self.inner.close();
+    }
+}
+
+/// Names of the commands the engine implements (lower case).
+#[pyfunction]
+pub fn command_names() -> Vec<&'static str> {
+    xstreams_core::command::command_names().collect()
+}
+
+/// The IID that ``XADD ... IDMPAUTO`` computes for field/value pairs (16 bytes).
+#[pyfunction]
+pub fn auto_iid<'py>(py: Python<'py>, pairs: Vec<Vec<u8>>) -> Bound<'py, PyBytes> {
+    let refs: Vec<&[u8]> = pairs.iter().map(|p| p.as_slice()).collect();
+    PyBytes::new(py, &xstreams_core::idmp::auto_iid(&refs))
+}

@@ -1,0 +1,1 @@
+"""Test support for the redis-py compatible client (``xstreams.client``)."""

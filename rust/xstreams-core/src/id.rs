@@ -105,16 +105,25 @@ impl StreamId {
 
     /// Append the `<ms>-<seq>` text to `out`.
     pub fn write_to(&self, out: &mut Vec<u8>) {
-        let mut buf = itoa_u64(self.ms);
-        out.extend_from_slice(buf.as_bytes());
+        write_u64(out, self.ms);
         out.push(b'-');
-        buf = itoa_u64(self.seq);
-        out.extend_from_slice(buf.as_bytes());
+        write_u64(out, self.seq);
     }
 }
 
-fn itoa_u64(v: u64) -> String {
-    v.to_string()
+/// Append the decimal text of `v` (hot path of every reply carrying IDs).
+pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
 }
 
 impl fmt::Display for StreamId {

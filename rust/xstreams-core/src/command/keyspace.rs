@@ -131,18 +131,17 @@ fn flush_flags(args: &[&[u8]]) -> CmdResult<()> {
 pub fn flushall(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     flush_flags(args)?;
     for db in &mut ctx.ks.dbs {
-        ctx.dirty += db.len() as u64;
         db.clear();
     }
+    ctx.dirty += 1;
     ctx.flushed = true;
     Ok(Reply::ok())
 }
 
 pub fn flushdb(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     flush_flags(args)?;
-    let n = ctx.db().len() as u64;
     ctx.db().clear();
-    ctx.dirty += n;
+    ctx.dirty += 1;
     ctx.flushed = true;
     Ok(Reply::ok())
 }
@@ -274,6 +273,13 @@ pub fn set(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         ctx.signal(key);
     }
     ctx.dirty += 1;
+    if let (Some(pos), Some(at)) = (o.expire_pos, expire_at) {
+        if !o.pxat && !o.keepttl {
+            // Relative and second-based expiries are logged as an absolute PXAT.
+            ctx.rewrite_arg(args, pos - 1, b"PXAT".to_vec());
+            ctx.rewrite_arg(args, pos, at.to_string().into_bytes());
+        }
+    }
     Ok(old_reply.unwrap_or_else(Reply::ok))
 }
 

@@ -69,6 +69,39 @@ pub struct Ctx<'a> {
     pub flushed: bool,
     /// Count of changes made (Redis's `server.dirty`).
     pub dirty: u64,
+    /// When recording (durable stores), the commands that reproduce this command's
+    /// effects, in the deterministic form redis-server propagates.
+    pub prop: Option<Propagation>,
+    /// Replaying a log (Redis's "must obey client"): trimming limits are ignored and
+    /// IDMP accepts explicit IDs.
+    pub replaying: bool,
+}
+
+/// One record of the durable log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogRecord {
+    /// A command, in the form redis-server propagates (any Redis can replay it).
+    Cmd(Vec<Vec<u8>>),
+    /// The exact seen/active times of a consumer (creating it if missing). Redis has no
+    /// command for this; the log writes it as an annotation line, which Redis skips.
+    ConsumerTimes {
+        key: Vec<u8>,
+        group: Vec<u8>,
+        consumer: Vec<u8>,
+        seen: i64,
+        active: i64,
+    },
+}
+
+/// Commands recorded for the durable log while a command runs.
+#[derive(Clone, Debug, Default)]
+pub struct Propagation {
+    /// Records emitted by the handler (`alsoPropagate`), in order.
+    pub also: Vec<LogRecord>,
+    /// The handler replaced its own propagation with `also`.
+    pub prevented: bool,
+    /// The command's arguments as rewritten by the handler (e.g. `*` replaced by the ID).
+    pub rewritten: Option<Vec<Vec<u8>>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -84,6 +117,8 @@ impl<'a> Ctx<'a> {
             signals: Vec::new(),
             flushed: false,
             dirty: 0,
+            prop: None,
+            replaying: false,
         }
     }
 
@@ -141,6 +176,58 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Is the command's propagation being recorded?
+    pub fn recording(&self) -> bool {
+        self.prop.is_some()
+    }
+
+    /// Record an extra command reproducing part of this command's effects.
+    pub fn also_propagate(&mut self, argv: Vec<Vec<u8>>) {
+        if let Some(p) = &mut self.prop {
+            p.also.push(LogRecord::Cmd(argv));
+        }
+    }
+
+    /// Record the exact seen/active times of a consumer.
+    pub fn propagate_consumer_times(
+        &mut self,
+        key: &[u8],
+        group: &[u8],
+        consumer: &[u8],
+        seen: i64,
+        active: i64,
+    ) {
+        if let Some(p) = &mut self.prop {
+            p.also.push(LogRecord::ConsumerTimes {
+                key: key.to_vec(),
+                group: group.to_vec(),
+                consumer: consumer.to_vec(),
+                seen,
+                active,
+            });
+        }
+    }
+
+    /// The command's own arguments must not be recorded (its effects are recorded by
+    /// [`Ctx::also_propagate`]).
+    pub fn prevent_propagation(&mut self) {
+        if let Some(p) = &mut self.prop {
+            p.prevented = true;
+        }
+    }
+
+    /// Record the command with argument `pos` replaced by `value`.
+    pub fn rewrite_arg(&mut self, args: &[&[u8]], pos: usize, value: Vec<u8>) {
+        if let Some(p) = &mut self.prop {
+            let r = p
+                .rewritten
+                .get_or_insert_with(|| args.iter().map(|a| a.to_vec()).collect());
+            if pos < r.len() {
+                r[pos] = value;
+            }
+        }
+    }
+
     /// Track a stream as holding IDMP producers (for the periodic sweep).
     pub fn track_idmp(&mut self, key: &[u8]) {
         let db = self.db();
@@ -148,6 +235,58 @@ impl<'a> Ctx<'a> {
             db.idmp_keys.insert(key.to_vec());
         }
     }
+}
+
+/// The `XCLAIM` that reproduces one delivery or claim on replay (redis-server's
+/// propagation form): `XCLAIM key group consumer 0 id TIME t RETRYCOUNT n [FORCE] JUSTID
+/// LASTID last-id`.
+pub(crate) fn xclaim_record(
+    key: &[u8],
+    group: &[u8],
+    consumer: &[u8],
+    id: crate::id::StreamId,
+    time: i64,
+    count: u64,
+    force: bool,
+    last_id: crate::id::StreamId,
+) -> Vec<Vec<u8>> {
+    let mut v = vec![
+        b"XCLAIM".to_vec(),
+        key.to_vec(),
+        group.to_vec(),
+        consumer.to_vec(),
+        b"0".to_vec(),
+        id.to_bytes(),
+        b"TIME".to_vec(),
+        time.to_string().into_bytes(),
+        b"RETRYCOUNT".to_vec(),
+        count.to_string().into_bytes(),
+    ];
+    if force {
+        v.push(b"FORCE".to_vec());
+    }
+    v.push(b"JUSTID".to_vec());
+    v.push(b"LASTID".to_vec());
+    v.push(last_id.to_bytes());
+    v
+}
+
+/// `XGROUP SETID key group id ENTRIESREAD n` (propagates a group's read position).
+pub(crate) fn setid_record(
+    key: &[u8],
+    group: &[u8],
+    id: crate::id::StreamId,
+    entries_read: i64,
+) -> Vec<Vec<u8>> {
+    vec![
+        b"XGROUP".to_vec(),
+        b"SETID".to_vec(),
+        key.to_vec(),
+        group.to_vec(),
+        id.to_bytes(),
+        b"ENTRIESREAD".to_vec(),
+        entries_read.to_string().into_bytes(),
+    ]
 }
 
 /// Command handler.
@@ -355,6 +494,17 @@ pub fn execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> Outcome {
         );
     };
     let reply = handler(ctx, args).unwrap_or_else(Reply::from);
+    if ctx.dirty > 0 {
+        if let Some(p) = &mut ctx.prop {
+            if !p.prevented {
+                let own = p
+                    .rewritten
+                    .take()
+                    .unwrap_or_else(|| args.iter().map(|a| a.to_vec()).collect());
+                p.also.push(LogRecord::Cmd(own));
+            }
+        }
+    }
     match ctx.block.take() {
         Some(b) => Outcome::Block(b),
         None => Outcome::Reply(reply),

@@ -20,6 +20,8 @@ pub struct AddTrimArgs {
     pub trim: Option<TrimArgs>,
     /// Index of the ID argument (XADD).
     pub id_pos: usize,
+    /// Index of the trimming threshold argument.
+    pub trim_arg: usize,
 }
 
 /// Parse options exactly as redis-server (`streamParseAddOrTrimArgsOrReply`).
@@ -54,6 +56,7 @@ pub fn parse_add_trim(ctx: &Ctx<'_>, args: &[&[u8]], xadd: bool) -> CmdResult<Ad
                 return Err(CmdError::maxlen_negative());
             }
             i += 1;
+            out.trim_arg = i;
             strategy = Some(TrimStrategy::MaxLen(maxlen as u64));
         } else if is(opt, "minid") && more > 0 {
             if strategy.is_some() {
@@ -71,6 +74,7 @@ pub fn parse_add_trim(ctx: &Ctx<'_>, args: &[&[u8]], xadd: bool) -> CmdResult<Ad
                 .ok_or_else(CmdError::invalid_stream_id)?
                 .id;
             i += 1;
+            out.trim_arg = i;
             strategy = Some(TrimStrategy::MinId(minid));
         } else if is(opt, "limit") && more > 0 {
             limit = int(args[i + 1])?;
@@ -110,7 +114,7 @@ pub fn parse_add_trim(ctx: &Ctx<'_>, args: &[&[u8]], xadd: bool) -> CmdResult<Ad
             i += 2;
         } else if xadd {
             let p = parse_id(opt, 0, true, true).ok_or_else(CmdError::invalid_stream_id)?;
-            if out.idmp.is_some() && opt.first() != Some(&b'*') {
+            if out.idmp.is_some() && opt.first() != Some(&b'*') && !ctx.replaying {
                 return Err(CmdError::idmp_needs_auto_id());
             }
             out.id = Some((p.id, p.seq_given));
@@ -127,7 +131,10 @@ pub fn parse_add_trim(ctx: &Ctx<'_>, args: &[&[u8]], xadd: bool) -> CmdResult<Ad
     if !xadd && strategy.is_none() {
         return Err(CmdError::xtrim_without_strategy());
     }
-    if limit_given {
+    if ctx.replaying {
+        // A replayed command carries the exact threshold it reached: trim without limit.
+        limit = 0;
+    } else if limit_given {
         if !approx {
             return Err(CmdError::limit_without_tilde());
         }
@@ -206,15 +213,37 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     } else {
         false
     };
+    let mut trim_rewrite = None;
     if let Some(t) = &opts.trim {
         s.trim(t);
+        if t.approx {
+            trim_rewrite = Some(trim_threshold(s, t));
+        }
     }
     if tracked {
         ctx.track_idmp(key);
     }
     ctx.dirty += 1;
     ctx.signal(key);
+    if ctx.recording() {
+        if !matches!(opts.id, Some((_, true))) {
+            ctx.rewrite_arg(args, opts.id_pos, id.to_bytes());
+        }
+        if let Some(v) = trim_rewrite {
+            ctx.rewrite_arg(args, opts.trim_arg - 1, b"=".to_vec());
+            ctx.rewrite_arg(args, opts.trim_arg, v);
+        }
+    }
     Ok(Reply::id(&id))
+}
+
+/// The exact threshold an approximate trim reached, for the log (MAXLEN: the length
+/// left; MINID: the first ID still accounted, deleted or not), as redis-server rewrites it.
+fn trim_threshold(s: &crate::stream::Stream, t: &TrimArgs) -> Vec<u8> {
+    match t.strategy {
+        TrimStrategy::MaxLen(_) => s.length.to_string().into_bytes(),
+        TrimStrategy::MinId(_) => s.first_id_with_tombstones().to_bytes(),
+    }
 }
 
 /// `XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count] [KEEPREF|DELREF|ACKED]`
@@ -225,6 +254,15 @@ pub fn xtrim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     };
     let t = opts.trim.expect("xtrim always has a strategy");
     let deleted = s.trim(&t);
+    let rewrite = if deleted > 0 && t.approx {
+        Some(trim_threshold(s, &t))
+    } else {
+        None
+    };
     ctx.dirty += deleted;
+    if let Some(v) = rewrite {
+        ctx.rewrite_arg(args, opts.trim_arg - 1, b"=".to_vec());
+        ctx.rewrite_arg(args, opts.trim_arg, v);
+    }
     Ok(Reply::Int(deleted as i64))
 }

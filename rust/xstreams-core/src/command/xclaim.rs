@@ -1,12 +1,60 @@
 //! XCLAIM and XAUTOCLAIM.
 
 use super::args::{int_or, is, range_start, strict_id};
-use super::Ctx;
+use super::{setid_record, xclaim_record, Ctx};
 use crate::error::{CmdError, CmdResult};
 use crate::id::{parse_id, StreamId};
 use crate::num::string2ll;
 use crate::reply::Reply;
 use crate::stream::{entry_reply, GroupIdx, Stream};
+
+/// Log records for a pending entry dropped because its stream entry is gone: redis-server
+/// propagates an XCLAIM by its owner (which drops it on replay), or XACK when unowned.
+fn dropped_records(s: &Stream, g: GroupIdx, p: usize, key: &[u8], group: &[u8]) -> Vec<Vec<u8>> {
+    let cg = s.groups.get(g);
+    let r = cg.record(p);
+    match r.consumer {
+        Some(c) => xclaim_record(
+            key,
+            group,
+            &cg.consumer(c).name,
+            r.id,
+            r.delivery_time,
+            r.delivery_count,
+            true,
+            cg.last_id,
+        ),
+        None => vec![
+            b"XACK".to_vec(),
+            key.to_vec(),
+            group.to_vec(),
+            r.id.to_bytes(),
+        ],
+    }
+}
+
+/// Log record reproducing a claim just made.
+fn claimed_record(
+    s: &Stream,
+    g: GroupIdx,
+    p: usize,
+    key: &[u8],
+    group: &[u8],
+    consumer: &[u8],
+) -> Vec<Vec<u8>> {
+    let cg = s.groups.get(g);
+    let r = cg.record(p);
+    xclaim_record(
+        key,
+        group,
+        consumer,
+        r.id,
+        r.delivery_time,
+        r.delivery_count,
+        true,
+        cg.last_id,
+    )
+}
 
 fn claim_one(
     s: &mut Stream,
@@ -82,11 +130,16 @@ pub fn xclaim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         }
         j += 1;
     }
+    let recording = ctx.recording();
+    ctx.prevent_propagation();
+    let mut records: Vec<Vec<Vec<u8>>> = Vec::new();
     let s = ctx.stream(args[1])?.expect("checked");
     let mut dirty = 0u64;
+    let mut propagate_last_id = false;
     if last_id > s.groups.get(g).last_id {
         s.groups.set_last_id(g, last_id);
         dirty += 1;
+        propagate_last_id = true;
     }
     if deliverytime != -1 {
         if deliverytime < 0 || deliverytime > now {
@@ -111,6 +164,12 @@ pub fn xclaim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         let mut pel = s.groups.get(g).pel_idx(&id);
         if !s.contains(id) {
             if let Some(p) = pel {
+                if recording {
+                    if s.groups.get(g).record(p).consumer.is_some() {
+                        propagate_last_id = false;
+                    }
+                    records.push(dropped_records(s, g, p, args[1], args[2]));
+                }
                 s.groups.remove_pending(g, p);
                 dirty += 1;
             }
@@ -132,9 +191,25 @@ pub fn xclaim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         } else {
             out.push(entry_reply(&s.get(id).expect("entry exists")));
         }
+        if recording {
+            records.push(claimed_record(s, g, p, args[1], args[2], args[3]));
+            propagate_last_id = false;
+        }
         dirty += 1;
     }
+    let (er, gl) = (s.groups.get(g).entries_read, s.groups.get(g).last_id);
+    let cons = s.groups.get(g).consumer(c);
+    let (seen, active) = (cons.seen_time, cons.active_time);
     ctx.dirty += dirty;
+    if recording {
+        for r in records {
+            ctx.also_propagate(r);
+        }
+        if propagate_last_id {
+            ctx.also_propagate(setid_record(args[1], args[2], gl, er));
+        }
+        ctx.propagate_consumer_times(args[1], args[2], args[3], seen, active);
+    }
     Ok(Reply::Array(out))
 }
 
@@ -169,6 +244,9 @@ pub fn xautoclaim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         return Err(CmdError::nogroup_key_or_group(args[1], args[2]));
     };
     let now = ctx.now;
+    let recording = ctx.recording();
+    ctx.prevent_propagation();
+    let mut records: Vec<Vec<Vec<u8>>> = Vec::new();
     let s = ctx.stream(args[1])?.expect("checked");
     let mut dirty = 0u64;
     let c = match s.groups.get(g).consumer_idx(args[3]) {
@@ -203,6 +281,9 @@ pub fn xautoclaim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         };
         let at_end = id == StreamId::MAX;
         if !s.contains(id) {
+            if recording {
+                records.push(dropped_records(s, g, p, args[1], args[2]));
+            }
             s.groups.remove_pending(g, p);
             deleted.push(id);
             dirty += 1;
@@ -227,6 +308,9 @@ pub fn xautoclaim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         } else {
             claimed.push(entry_reply(&s.get(id).expect("entry exists")));
         }
+        if recording {
+            records.push(claimed_record(s, g, p, args[1], args[2], args[3]));
+        }
         count -= 1;
         dirty += 1;
         if at_end {
@@ -234,7 +318,15 @@ pub fn xautoclaim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         }
     }
     let end_id = next_cursor.unwrap_or(StreamId::MIN);
+    let cons = s.groups.get(g).consumer(c);
+    let (seen, active) = (cons.seen_time, cons.active_time);
     ctx.dirty += dirty;
+    if recording {
+        for r in records {
+            ctx.also_propagate(r);
+        }
+        ctx.propagate_consumer_times(args[1], args[2], args[3], seen, active);
+    }
     Ok(Reply::Array(vec![
         Reply::id(&end_id),
         Reply::Array(claimed),

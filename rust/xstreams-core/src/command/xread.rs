@@ -2,7 +2,7 @@
 //! XREADGROUP's CLAIM option and blocking.
 
 use super::args::{block_timeout, eq, int, int_or, is, strict_id};
-use super::{BlockRequest, Ctx};
+use super::{setid_record, xclaim_record, BlockRequest, Ctx};
 use crate::error::{CmdError, CmdResult};
 use crate::group::{ConsumerIdx, INVALID_ENTRIES_READ};
 use crate::id::StreamId;
@@ -141,6 +141,10 @@ pub fn xread(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let now = ctx.now;
     let protocol = ctx.protocol;
     let mut min_idle = o.min_idle;
+    if o.group {
+        // Group reads are logged as the claims and group updates they cause.
+        ctx.prevent_propagation();
+    }
     let mut served: Vec<(Reply, Reply)> = Vec::new();
     let mut min_pel_delivery_time = i64::MAX;
     for i in 0..n {
@@ -210,6 +214,21 @@ pub fn xread(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
             claimed_only = true;
         }
         if !serve_sync {
+            if o.group && ctx.recording() {
+                let gname = o.groupname.expect("group read");
+                let cname = o.consumer.expect("group read");
+                if created {
+                    ctx.also_propagate(vec![
+                        b"XGROUP".to_vec(),
+                        b"CREATECONSUMER".to_vec(),
+                        key.to_vec(),
+                        gname.to_vec(),
+                        cname.to_vec(),
+                    ]);
+                }
+                let (seen, active) = consumer_times(ctx, key, groups[i], consumer)?;
+                ctx.propagate_consumer_times(key, gname, cname, seen, active);
+            }
             continue;
         }
         let start = gt.incr().unwrap_or(StreamId::MIN);
@@ -218,8 +237,11 @@ pub fn xread(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
             let g = groups[i];
             let c = consumer.expect("group read has a consumer");
             let mut dirty = 0u64;
+            let mut rec: Delivered = Vec::new();
+            let last_before = s.groups.get(g).last_id;
+            let er_before = s.groups.get(g).entries_read;
             let r = if serve_history {
-                serve_history_entries(s, g, c, start, o.count, now, &mut dirty)
+                serve_history_entries(s, g, c, start, o.count, now, &mut dirty, &mut rec)
             } else {
                 serve_group(
                     s,
@@ -232,9 +254,41 @@ pub fn xread(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
                     o.noack,
                     now,
                     &mut dirty,
+                    &mut rec,
                 )
             };
+            let (last_after, er_after) = (s.groups.get(g).last_id, s.groups.get(g).entries_read);
             ctx.dirty += dirty;
+            if ctx.recording() {
+                let gname = o.groupname.expect("group read");
+                let cname = o.consumer.expect("group read");
+                for (id, t, n, force) in &rec {
+                    ctx.also_propagate(xclaim_record(
+                        key,
+                        gname,
+                        cname,
+                        *id,
+                        *t,
+                        *n,
+                        *force,
+                        last_before,
+                    ));
+                }
+                if last_after != last_before || er_after != er_before {
+                    ctx.also_propagate(setid_record(key, gname, last_after, er_after));
+                }
+                if created && (o.noack || rec.is_empty()) {
+                    ctx.also_propagate(vec![
+                        b"XGROUP".to_vec(),
+                        b"CREATECONSUMER".to_vec(),
+                        key.to_vec(),
+                        gname.to_vec(),
+                        cname.to_vec(),
+                    ]);
+                }
+                let (seen, active) = consumer_times(ctx, key, g, Some(c))?;
+                ctx.propagate_consumer_times(key, gname, cname, seen, active);
+            }
             r
         } else {
             let limit = if o.count == 0 {
@@ -296,6 +350,22 @@ pub fn xread(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     Ok(Reply::NilArray)
 }
 
+/// Seen and active times of a group's consumer.
+fn consumer_times(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    g: GroupIdx,
+    c: Option<ConsumerIdx>,
+) -> CmdResult<(i64, i64)> {
+    let s = ctx.stream(key)?.expect("stream exists");
+    let c = c.expect("group read has a consumer");
+    let cons = s.groups.get(g).consumer(c);
+    Ok((cons.seen_time, cons.active_time))
+}
+
+/// A delivery to record in the log: (id, delivery time, delivery count, force).
+type Delivered = Vec<(StreamId, i64, u64, bool)>;
+
 /// A group read from a consumer's own history (`XREADGROUP ... <id>`): entries of its PEL
 /// with ID >= start; deleted entries come as `[id, nil]`. Each served entry counts a
 /// delivery.
@@ -307,6 +377,7 @@ fn serve_history_entries(
     count: u64,
     now: i64,
     dirty: &mut u64,
+    rec: &mut Delivered,
 ) -> Reply {
     let ids: Vec<StreamId> = {
         let cg = s.groups.get(g);
@@ -326,7 +397,8 @@ fn serve_history_entries(
                 if let Some(p) = cg.pel_idx(&id) {
                     cg.incr_delivery_count(p);
                     cg.update_delivery_time(p, now);
-                    *dirty += 0;
+                    rec.push((id, now, cg.record(p).delivery_count, false));
+                    *dirty += 1;
                 }
             }
             None => out.push(Reply::Array(vec![Reply::id(&id), Reply::NilArray])),
@@ -364,6 +436,7 @@ fn serve_group(
     noack: bool,
     now: i64,
     dirty: &mut u64,
+    rec: &mut Delivered,
 ) -> Reply {
     let mut out: Vec<Reply> = Vec::new();
     if min_idle != -1 {
@@ -389,6 +462,7 @@ fn serve_group(
                 cg.incr_delivery_count(p);
                 cg.update_delivery_time(p, now);
                 cg.consumer_mut(c).active_time = now;
+                rec.push((id, now, cg.record(p).delivery_count, true));
                 *dirty += 1;
                 processed += 1;
                 if count != 0 && processed >= count {
@@ -446,6 +520,7 @@ fn serve_group(
                     cg.update_delivery_time(p, now);
                 }
             }
+            rec.push((id, now, 1, true));
             groups.get_mut(g).consumer_mut(c).active_time = now;
             *dirty += 1;
         }

@@ -202,9 +202,16 @@ pub struct Keyspace {
     pub config: Config,
     pub clock: Clock,
     last_sweep_ms: i64,
+    /// Latest command time seen.
+    pub last_now: i64,
+    /// False once a command ran at an earlier time than a previous one (the system clock
+    /// was set back, or a pinned clock moved back): delivery times may then be out of
+    /// order in pending lists, as in Redis, and validation stops requiring that order.
+    pub clock_monotonic: bool,
 }
 
-/// How often (store clock ms) the IDMP sweep runs, like redis-server's 10 Hz cron.
+/// How often (store clock ms) the IDMP sweep runs (redis-server's cron does it once a
+/// second; we sweep lazily as well, so a shorter period costs little).
 pub const SWEEP_INTERVAL_MS: i64 = 100;
 
 impl Keyspace {
@@ -215,7 +222,20 @@ impl Keyspace {
             config,
             clock: Clock::system(),
             last_sweep_ms: i64::MIN,
+            last_now: i64::MIN,
+            clock_monotonic: true,
         }
+    }
+
+    /// The time snapshot for the next command (tracks whether the clock went back).
+    pub fn command_time(&mut self) -> i64 {
+        let now = self.clock.now_ms();
+        if now < self.last_now {
+            self.clock_monotonic = false;
+        } else {
+            self.last_now = now;
+        }
+        now
     }
 
     /// Drop expired IIDs of every tracked stream, at most every [`SWEEP_INTERVAL_MS`]
@@ -243,7 +263,7 @@ impl Keyspace {
                         ..
                     }) => {
                         s.idmp.expire(now);
-                        s.idmp.has_producers()
+                        s.idmp.is_tracked()
                     }
                     _ => false,
                 };
@@ -258,7 +278,7 @@ impl Keyspace {
     pub fn validate(&self) -> Result<(), String> {
         for (i, db) in self.dbs.iter().enumerate() {
             for (k, s) in db.streams() {
-                s.validate()
+                s.validate_with(self.clock_monotonic)
                     .map_err(|e| format!("db {i} key {:?}: {e}", String::from_utf8_lossy(k)))?;
             }
             if db.scan_order.len() != db.keys.len() {

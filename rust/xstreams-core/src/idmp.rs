@@ -121,6 +121,9 @@ impl Producer {
     }
 }
 
+/// A producer as stored in a snapshot: its ID and its IIDs, oldest first.
+pub type ProducerImage = (Vec<u8>, Vec<(Vec<u8>, StreamId)>);
+
 /// IDMP configuration, counters and producers of one stream.
 #[derive(Clone, Debug)]
 pub struct IdmpState {
@@ -134,6 +137,10 @@ pub struct IdmpState {
     pub iids_duplicates: u64,
     producers: BTreeMap<Vec<u8>, Producer>,
     iids_tracked: u64,
+    /// Registered for time expiry (redis-server's `stream_idmp_keys`): set by a recorded
+    /// IID, cleared when no producer is left or the maps are cleared. Expiry only visits
+    /// tracked streams, so an empty producer left by a failed XADD stays, as in Redis.
+    tracked: bool,
 }
 
 impl IdmpState {
@@ -146,6 +153,7 @@ impl IdmpState {
             iids_duplicates: 0,
             producers: BTreeMap::new(),
             iids_tracked: 0,
+            tracked: false,
         }
     }
 
@@ -181,6 +189,7 @@ impl IdmpState {
     /// the producer's oldest IID if it now exceeds `maxsize`.
     pub fn insert(&mut self, pid: &[u8], iid: &[u8], id: StreamId) {
         let maxsize = self.maxsize;
+        self.tracked = true;
         let p = self.producers.entry(pid.to_vec()).or_default();
         p.insert(iid, id);
         self.iids_tracked += 1;
@@ -194,14 +203,16 @@ impl IdmpState {
     /// Drop every IID whose stream ID's millisecond part is `<= now - duration*1000`, and
     /// producers left empty. Returns whether anything was removed.
     pub fn expire(&mut self, now_ms: i64) -> bool {
-        if self.producers.is_empty() {
+        if !self.tracked {
             return false;
         }
-        let threshold = i128::from(now_ms) - i128::from(self.duration) * 1000;
+        // Unsigned, as redis-server computes it (a clock below the duration wraps).
+        let threshold = (now_ms as u64).wrapping_sub(self.duration.wrapping_mul(1000));
         let mut removed = 0u64;
+        let before = self.producers.len();
         self.producers.retain(|_, p| {
             while let Some(id) = p.oldest_id() {
-                if i128::from(id.ms) <= threshold {
+                if id.ms <= threshold {
                     p.pop_oldest();
                     removed += 1;
                 } else {
@@ -211,13 +222,52 @@ impl IdmpState {
             !p.is_empty()
         });
         self.iids_tracked -= removed;
-        removed > 0
+        if self.producers.is_empty() {
+            self.tracked = false;
+        }
+        removed > 0 || self.producers.len() != before
+    }
+
+    /// Is the stream registered for time expiry?
+    pub fn is_tracked(&self) -> bool {
+        self.tracked
+    }
+
+    /// Rebuild from a snapshot: producers in pid order, each with its IIDs oldest first.
+    pub fn restore(
+        duration: u64,
+        maxsize: u64,
+        iids_added: u64,
+        iids_duplicates: u64,
+        producers: Vec<ProducerImage>,
+    ) -> Result<IdmpState, String> {
+        let mut st = IdmpState::new(duration, maxsize);
+        st.iids_added = iids_added;
+        st.iids_duplicates = iids_duplicates;
+        for (pid, iids) in producers {
+            if st.producers.contains_key(&pid) {
+                return Err("producer listed twice".into());
+            }
+            let mut p = Producer::default();
+            for (iid, id) in iids {
+                if p.lookup(&iid).is_some() {
+                    return Err("IID listed twice for one producer".into());
+                }
+                p.insert(&iid, id);
+                st.iids_tracked += 1;
+            }
+            st.producers.insert(pid, p);
+        }
+        st.tracked = !st.producers.is_empty();
+        st.validate()?;
+        Ok(st)
     }
 
     /// Forget every producer (XCFGSET with a changed value).
     pub fn clear(&mut self) {
         self.producers.clear();
         self.iids_tracked = 0;
+        self.tracked = false;
     }
 
     /// Producers in pid order.

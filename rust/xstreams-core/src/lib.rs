@@ -16,6 +16,7 @@
 //! - [`command`]: parsing, execution and replies of every command.
 //! - [`reply`]: reply values and their RESP2/RESP3 encodings.
 //! - [`store`]: the thread-safe store with blocking reads.
+//! - [`persist`]: durable stores (snapshot + command logs).
 #![forbid(unsafe_code)]
 
 pub mod clock;
@@ -29,6 +30,7 @@ pub mod idmp;
 pub mod lpsize;
 pub mod node;
 pub mod num;
+pub mod persist;
 pub mod rax;
 pub mod reply;
 pub mod store;

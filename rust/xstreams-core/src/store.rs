@@ -6,68 +6,86 @@
 //! only re-blocks it with its original deadline, so correctness never depends on which
 //! writes signal which keys — only latency does.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use crate::command::{self, BlockRequest, Ctx, Outcome};
+use crate::command::{self, BlockRequest, Ctx, Outcome, Propagation};
 use crate::config::Config;
 use crate::db::{Keyspace, NUM_DBS};
 use crate::error::CmdError;
+use crate::persist::{self, Fsync, Journal, LoadReport, Options, PersistError};
 use crate::reply::Reply;
+
+/// A blocked call as the store tracks it.
+struct Waiter {
+    db: usize,
+    keys: Vec<Vec<u8>>,
+    /// Signaled since it blocked: it will run again when no older woken waiter on one of
+    /// its keys is still waiting to run (redis-server serves blocked clients of a key in
+    /// the order they blocked).
+    woken: bool,
+}
 
 struct State {
     ks: Keyspace,
-    /// Sequence number of the latest signal.
-    seq: u64,
-    /// Number of blocked calls watching each (db, key).
-    watched: HashMap<(usize, Vec<u8>), usize>,
-    /// Last signal sequence of each watched key.
-    signaled: HashMap<(usize, Vec<u8>), u64>,
-    /// Bumped by FLUSHALL/FLUSHDB, clock changes and close: wakes every blocked call.
-    global_seq: u64,
+    /// Blocked calls by ticket (the order they blocked in).
+    waiters: std::collections::BTreeMap<u64, Waiter>,
+    next_ticket: u64,
     closed: bool,
+    /// The log of a durable store.
+    journal: Option<Journal>,
+    /// Opened read-only (write commands are refused).
+    read_only: bool,
 }
 
 impl State {
+    /// Mark the waiters on `signals` (or all, after a flush) as woken.
     fn publish(&mut self, db: usize, signals: Vec<Vec<u8>>, flushed: bool) -> bool {
-        let mut wake = false;
-        if flushed {
-            self.global_seq += 1;
-            wake = true;
+        if self.waiters.is_empty() || (signals.is_empty() && !flushed) {
+            return false;
         }
-        if !self.watched.is_empty() {
-            for k in signals {
-                let key = (db, k);
-                if self.watched.contains_key(&key) {
-                    self.seq += 1;
-                    self.signaled.insert(key, self.seq);
-                    wake = true;
-                }
+        let mut wake = false;
+        for w in self.waiters.values_mut() {
+            if flushed || (w.db == db && w.keys.iter().any(|k| signals.contains(k))) {
+                w.woken = true;
+                wake = true;
             }
         }
         wake
     }
 
-    fn watch(&mut self, db: usize, keys: &[Vec<u8>]) {
-        for k in keys {
-            *self.watched.entry((db, k.clone())).or_insert(0) += 1;
+    /// Wake every waiter (clock changes, close).
+    fn wake_all(&mut self) {
+        for w in self.waiters.values_mut() {
+            w.woken = true;
         }
     }
 
-    fn unwatch(&mut self, db: usize, keys: &[Vec<u8>]) {
-        for k in keys {
-            let key = (db, k.clone());
-            if let Some(n) = self.watched.get_mut(&key) {
-                *n -= 1;
-                if *n == 0 {
-                    self.watched.remove(&key);
-                    self.signaled.remove(&key);
-                }
-            }
-        }
+    fn block(&mut self, db: usize, keys: &[Vec<u8>]) -> u64 {
+        self.next_ticket += 1;
+        self.waiters.insert(
+            self.next_ticket,
+            Waiter {
+                db,
+                keys: keys.to_vec(),
+                woken: false,
+            },
+        );
+        self.next_ticket
+    }
+
+    /// May this woken waiter run now: no older woken waiter shares a key with it?
+    fn first_in_line(&self, ticket: u64) -> bool {
+        let Some(me) = self.waiters.get(&ticket) else {
+            return true;
+        };
+        !self
+            .waiters
+            .range(..ticket)
+            .any(|(_, w)| w.woken && w.db == me.db && w.keys.iter().any(|k| me.keys.contains(k)))
     }
 }
 
@@ -89,8 +107,28 @@ pub struct BlockedCall {
     protocol: u8,
     req: BlockRequest,
     deadline: Option<Instant>,
-    seq: u64,
-    global_seq: u64,
+    /// Place in line; 0 once the store no longer tracks it.
+    ticket: u64,
+    shared: Weak<Shared>,
+}
+
+impl Drop for BlockedCall {
+    fn drop(&mut self) {
+        // A call abandoned while still in line must leave it, or younger waiters on its
+        // keys would wait for it forever.
+        if self.ticket != 0 {
+            if let Some(sh) = self.shared.upgrade() {
+                sh.state.lock().waiters.remove(&self.ticket);
+                sh.cond.notify_all();
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shared")
+    }
 }
 
 /// Progress of a possibly blocking command.
@@ -126,15 +164,64 @@ impl Store {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
                     ks,
-                    seq: 0,
-                    watched: HashMap::new(),
-                    signaled: HashMap::new(),
-                    global_seq: 0,
+                    waiters: std::collections::BTreeMap::new(),
+                    next_ticket: 0,
                     closed: false,
+                    journal: None,
+                    read_only: false,
                 }),
                 cond: Condvar::new(),
             }),
         }
+    }
+
+    /// Open the durable store in directory `dir` (created if missing): load its snapshot
+    /// and logs, then log every write. With `opts.read_only`, load without locking and
+    /// refuse writes.
+    pub fn open(
+        dir: &Path,
+        config: Config,
+        opts: Options,
+    ) -> Result<(Store, LoadReport), PersistError> {
+        if opts.read_only {
+            let (mut ks, _, report) = persist::load(dir, config)?;
+            for (n, v) in &opts.config_overrides {
+                ks.config.set(n, v).map_err(|m| PersistError {
+                    kind: persist::ErrorKind::Io,
+                    message: m,
+                })?;
+            }
+            let store = Store::from_keyspace(ks);
+            store.shared.state.lock().read_only = true;
+            return Ok((store, report));
+        }
+        let (ks, journal, report) = persist::open(dir, config, &opts)?;
+        let store = Store::from_keyspace(ks);
+        let fsync = journal.fsync;
+        store.shared.state.lock().journal = Some(journal);
+        if fsync == Fsync::EverySec {
+            let weak = Arc::downgrade(&store.shared);
+            std::thread::Builder::new()
+                .name("xstreams-fsync".into())
+                .spawn(move || fsync_loop(weak))
+                .map_err(|e| PersistError {
+                    kind: persist::ErrorKind::Io,
+                    message: e.to_string(),
+                })?;
+        }
+        Ok((store, report))
+    }
+
+    /// Is this a durable store?
+    pub fn is_durable(&self) -> bool {
+        self.shared.state.lock().journal.is_some()
+    }
+
+    /// Compact now: write a snapshot of the current state and drop the logs it covers.
+    /// Commands keep running meanwhile (only a copy of the keyspace is taken under the
+    /// lock). Fails if the store is not durable or a compaction is already running.
+    pub fn compact(&self) -> Result<(), PersistError> {
+        compact_shared(&self.shared)
     }
 
     fn run(
@@ -144,15 +231,57 @@ impl Store {
         args: &[&[u8]],
         deny_blocking: bool,
     ) -> (Outcome, bool) {
-        let now = st.ks.clock.now_ms();
+        let now = st.ks.command_time();
         st.ks.sweep(now, false);
+        let reject = if st.read_only {
+            Some(CmdError::coded(
+                "READONLY You can't write against a read only store.",
+            ))
+        } else {
+            st.journal
+                .as_ref()
+                .and_then(|j| j.failed.as_ref())
+                .map(|e| CmdError::coded(format!("MISCONF Errors writing to the AOF file: {e}")))
+        };
         let mut ctx = Ctx::new(&mut st.ks, db, now, protocol);
         ctx.deny_blocking = deny_blocking;
-        let out = command::execute(&mut ctx, args);
+        ctx.reject_writes = reject;
+        if st.journal.is_some() {
+            ctx.prop = Some(Propagation::default());
+        }
+        let mut out = command::execute(&mut ctx, args);
         let signals = std::mem::take(&mut ctx.signals);
         let flushed = ctx.flushed;
+        let prop = ctx.prop.take();
+        if let (Some(j), Some(p)) = (st.journal.as_mut(), prop) {
+            if !p.also.is_empty() {
+                if let Err(e) = j.append(db, now, &p.also) {
+                    // As redis-server: the change is in memory but not durable; say so and
+                    // refuse further writes until the store is reopened.
+                    let msg = e.to_string();
+                    j.failed = Some(msg.clone());
+                    out = Outcome::Reply(Reply::Error(format!(
+                        "MISCONF Errors writing to the AOF file: {msg}"
+                    )));
+                }
+            }
+        }
         let wake = st.publish(db, signals, flushed);
         (out, wake)
+    }
+
+    fn maybe_compact(&self, st: &mut State) {
+        if let Some(j) = st.journal.as_mut().filter(|j| j.wants_compaction()) {
+            j.scheduled = true;
+            let weak = Arc::downgrade(&self.shared);
+            let _ = std::thread::Builder::new()
+                .name("xstreams-compact".into())
+                .spawn(move || {
+                    if let Some(shared) = weak.upgrade() {
+                        let _ = compact_shared(&shared);
+                    }
+                });
+        }
     }
 
     fn check_db(db: usize) -> Result<(), Reply> {
@@ -191,6 +320,7 @@ impl Store {
         if wake {
             self.shared.cond.notify_all();
         }
+        self.maybe_compact(&mut st);
         match out {
             Outcome::Reply(r) => Step::Done(r),
             Outcome::Block(req) => {
@@ -199,16 +329,16 @@ impl Store {
                 } else {
                     None
                 };
-                st.watch(db, &req.keys);
-                let call = BlockedCall {
+                let ticket = st.block(db, &req.keys);
+                let shared = Arc::downgrade(&self.shared);
+                Step::Blocked(BlockedCall {
                     db,
                     protocol,
-                    seq: st.seq,
-                    global_seq: st.global_seq,
                     req,
                     deadline,
-                };
-                Step::Blocked(call)
+                    ticket,
+                    shared,
+                })
             }
         }
     }
@@ -216,30 +346,33 @@ impl Store {
     /// Wait for a blocked call to be woken (for at most `max_wait` when given), then
     /// re-execute it. Returns [`Step::Blocked`] again when it must keep waiting, and a null
     /// array when its timeout expired.
-    pub fn wait(&self, call: BlockedCall, max_wait: Option<Duration>) -> Step {
+    pub fn wait(&self, mut call: BlockedCall, max_wait: Option<Duration>) -> Step {
         let started = Instant::now();
         let mut st = self.shared.state.lock();
         loop {
             if st.closed {
-                st.unwatch(call.db, &call.req.keys);
+                st.waiters.remove(&call.ticket);
+                call.ticket = 0;
                 return Step::Done(Reply::Error(CLOSED_ERROR.into()));
             }
             let now_inst = Instant::now();
             if call.deadline.is_some_and(|d| now_inst >= d) {
-                st.unwatch(call.db, &call.req.keys);
+                st.waiters.remove(&call.ticket);
+                call.ticket = 0;
+                self.shared.cond.notify_all();
                 return Step::Done(Reply::NilArray);
             }
-            let signaled = st.global_seq != call.global_seq
-                || call.req.keys.iter().any(|k| {
-                    st.signaled
-                        .get(&(call.db, k.clone()))
-                        .is_some_and(|&s| s > call.seq)
-                });
             let claim_due = call
                 .req
                 .claim_wake_at
                 .is_some_and(|t| st.ks.clock.now_ms() > t);
-            if signaled || claim_due {
+            if claim_due {
+                if let Some(w) = st.waiters.get_mut(&call.ticket) {
+                    w.woken = true;
+                }
+            }
+            let woken = st.waiters.get(&call.ticket).is_none_or(|w| w.woken);
+            if woken && st.first_in_line(call.ticket) {
                 return self.reexecute(st, call);
             }
             if max_wait.is_some_and(|m| now_inst.duration_since(started) >= m) {
@@ -266,20 +399,19 @@ impl Store {
     }
 
     fn reexecute(&self, mut st: MutexGuard<'_, State>, mut call: BlockedCall) -> Step {
-        st.unwatch(call.db, &call.req.keys);
+        st.waiters.remove(&call.ticket);
+        call.ticket = 0;
         let args: Vec<Vec<u8>> = std::mem::take(&mut call.req.args);
         let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-        let (out, wake) = Self::run(&mut st, call.db, call.protocol, &refs, false);
-        if wake {
-            self.shared.cond.notify_all();
-        }
+        let (out, _) = Self::run(&mut st, call.db, call.protocol, &refs, false);
+        // Whatever happened, the next waiter in line may run now.
+        self.shared.cond.notify_all();
         match out {
             Outcome::Reply(r) => Step::Done(r),
             Outcome::Block(req) => {
-                // Keep the original deadline, as redis-server does for re-executed commands.
-                st.watch(call.db, &req.keys);
-                call.seq = st.seq;
-                call.global_seq = st.global_seq;
+                // Back at the end of the line, keeping the original deadline, as
+                // redis-server does for re-executed commands.
+                call.ticket = st.block(call.db, &req.keys);
                 call.req = req;
                 Step::Blocked(call)
             }
@@ -287,9 +419,12 @@ impl Store {
     }
 
     /// Abandon a blocked call (e.g. the caller was interrupted).
-    pub fn cancel(&self, call: BlockedCall) {
+    pub fn cancel(&self, mut call: BlockedCall) {
         let mut st = self.shared.state.lock();
-        st.unwatch(call.db, &call.req.keys);
+        st.waiters.remove(&call.ticket);
+        call.ticket = 0;
+        drop(st);
+        self.shared.cond.notify_all();
     }
 
     /// Execute several commands in order. With `atomic`, no other command runs in
@@ -347,6 +482,7 @@ impl Store {
                 MutexGuard::bump(&mut st);
             }
         }
+        self.maybe_compact(&mut st);
         drop(st);
         if wake_any {
             self.shared.cond.notify_all();
@@ -363,7 +499,7 @@ impl Store {
     pub fn set_clock(&self, ms: Option<i64>) {
         let mut st = self.shared.state.lock();
         st.ks.clock.set(ms);
-        st.global_seq += 1;
+        st.wake_all();
         drop(st);
         self.shared.cond.notify_all();
     }
@@ -372,7 +508,7 @@ impl Store {
     pub fn advance_clock(&self, delta: i64) {
         let mut st = self.shared.state.lock();
         st.ks.clock.advance(delta);
-        st.global_seq += 1;
+        st.wake_all();
         drop(st);
         self.shared.cond.notify_all();
     }
@@ -382,9 +518,16 @@ impl Store {
         self.shared.state.lock().ks.config.get(name)
     }
 
-    /// Change a setting.
+    /// Change a setting (logged in a durable store: node sizes affect replay).
     pub fn config_set(&self, name: &str, value: &str) -> Result<(), String> {
-        self.shared.state.lock().ks.config.set(name, value)
+        let mut st = self.shared.state.lock();
+        st.ks.config.set(name, value)?;
+        let v = st.ks.config.get(name).unwrap_or_default();
+        if let Some(j) = st.journal.as_mut() {
+            j.append_config(&name.to_ascii_lowercase(), &v)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
     }
 
     /// Run `f` with exclusive access to the keyspace.
@@ -405,11 +548,15 @@ impl Store {
         self.shared.state.lock().ks.validate()
     }
 
-    /// Close the store: blocked callers wake with an error, later commands fail.
+    /// Close the store: blocked callers wake with an error, later commands fail; a
+    /// durable store's log is flushed and its lock released.
     pub fn close(&self) {
         let mut st = self.shared.state.lock();
+        if let Some(mut j) = st.journal.take() {
+            let _ = j.close();
+        }
         st.closed = true;
-        st.global_seq += 1;
+        st.wake_all();
         drop(st);
         self.shared.cond.notify_all();
     }
@@ -417,5 +564,78 @@ impl Store {
     /// Has the store been closed?
     pub fn is_closed(&self) -> bool {
         self.shared.state.lock().closed
+    }
+}
+
+/// Background fsync once per second (`appendfsync everysec`); ends with the store.
+fn fsync_loop(weak: Weak<Shared>) {
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+        let Some(shared) = weak.upgrade() else { return };
+        let handle = {
+            let mut st = shared.state.lock();
+            match st.journal.as_mut() {
+                Some(j) if j.unsynced => {
+                    j.unsynced = false;
+                    j.sync_handle().ok()
+                }
+                Some(_) => None,
+                None => return,
+            }
+        };
+        drop(shared);
+        if let Some(f) = handle {
+            let _ = f.sync_data();
+        }
+    }
+}
+
+fn compact_shared(shared: &Arc<Shared>) -> Result<(), PersistError> {
+    let io = |e: std::io::Error| PersistError {
+        kind: persist::ErrorKind::Io,
+        message: e.to_string(),
+    };
+    let (dir, seq, copy, now) = {
+        let mut st = shared.state.lock();
+        let now = st.ks.clock.now_ms();
+        let cfg = st.ks.config.clone();
+        let Some(j) = st.journal.as_mut() else {
+            return Err(PersistError {
+                kind: persist::ErrorKind::Io,
+                message: "not a durable store".into(),
+            });
+        };
+        if j.compacting {
+            return Err(PersistError {
+                kind: persist::ErrorKind::Io,
+                message: "a compaction is already running".into(),
+            });
+        }
+        let seq = j.begin_compaction(&cfg).map_err(io)?;
+        let dir = j.dir().to_path_buf();
+        (dir, seq, st.ks.clone(), now)
+    };
+    let written = persist::write_snapshot(&dir, seq, &copy, now);
+    drop(copy);
+    let mut st = shared.state.lock();
+    let Some(j) = st.journal.as_mut() else {
+        return Err(PersistError {
+            kind: persist::ErrorKind::Io,
+            message: "the store was closed".into(),
+        });
+    };
+    match written {
+        Ok(size) => {
+            let old = j.finish_compaction(seq, size).map_err(io)?;
+            drop(st);
+            for f in old {
+                let _ = std::fs::remove_file(f);
+            }
+            Ok(())
+        }
+        Err(e) => {
+            j.compacting = false;
+            Err(io(e))
+        }
     }
 }

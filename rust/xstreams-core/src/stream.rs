@@ -243,15 +243,32 @@ impl Groups {
         }
     }
 
+    /// Rebuild from snapshot groups (name order), recomputing the reference index.
+    pub fn restore(groups: Vec<(Vec<u8>, ConsumerGroup)>) -> Result<Groups, String> {
+        let mut out = Groups::default();
+        for (name, cg) in groups {
+            if out.by_name.contains_key(&name) {
+                return Err("group listed twice".into());
+            }
+            let ids: Vec<StreamId> = cg.pending_ids().collect();
+            let g = out.slab.insert(cg);
+            out.by_name.insert(name, g);
+            for id in ids {
+                out.link_ref(id, g);
+            }
+        }
+        Ok(out)
+    }
+
     /// Groups referencing `id` (for tests and validation).
     pub fn refs_of(&self, id: &StreamId) -> &[GroupIdx] {
         self.refs.get(id).map(|v| v.as_slice()).unwrap_or(&[])
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self, time_order: bool) -> Result<(), String> {
         let mut expected: BTreeMap<StreamId, Vec<GroupIdx>> = BTreeMap::new();
         for (g, cg) in &self.slab {
-            cg.validate()?;
+            cg.validate_with(time_order)?;
             for id in cg.pending_ids() {
                 expected.entry(id).or_default().push(g);
             }
@@ -324,6 +341,39 @@ impl Stream {
                 cfg.stream_idmp_maxsize as u64,
             ),
         }
+    }
+
+    /// Rebuild a stream from snapshot parts: its nodes in ascending order, counters,
+    /// groups and IDMP state. Fails (without panicking) on inconsistent input.
+    #[allow(clippy::too_many_arguments)]
+    pub fn restore(
+        nodes: Vec<StreamNode>,
+        length: u64,
+        last_id: StreamId,
+        first_id: StreamId,
+        max_deleted_id: StreamId,
+        entries_added: u64,
+        groups: Groups,
+        idmp: IdmpState,
+    ) -> Result<Stream, String> {
+        let mut rax = Rax::new();
+        for n in nodes {
+            if rax.insert(n.master_id().to_key(), Box::new(n)).is_some() {
+                return Err("two nodes with the same master ID".into());
+            }
+        }
+        let s = Stream {
+            rax,
+            length,
+            last_id,
+            first_id,
+            max_deleted_id,
+            entries_added,
+            groups,
+            idmp,
+        };
+        s.validate_with(false)?;
+        Ok(s)
     }
 
     /// Number of nodes (XINFO `radix-tree-keys`).
@@ -614,6 +664,11 @@ impl Stream {
 
     /// Check every invariant of the stream, its nodes, groups and IDMP state.
     pub fn validate(&self) -> Result<(), String> {
+        self.validate_with(true)
+    }
+
+    /// [`Stream::validate`]; `time_order` as in [`ConsumerGroup::validate_with`].
+    pub fn validate_with(&self, time_order: bool) -> Result<(), String> {
         self.rax.validate()?;
         let mut live = 0u64;
         let mut prev_last: Option<StreamId> = None;
@@ -657,7 +712,7 @@ impl Stream {
         if self.length == 0 && !self.first_id.is_zero() {
             return Err("empty stream with a first id".into());
         }
-        self.groups.validate()?;
+        self.groups.validate(time_order)?;
         self.idmp.validate()?;
         Ok(())
     }

@@ -75,6 +75,9 @@ pub struct Ctx<'a> {
     /// Replaying a log (Redis's "must obey client"): trimming limits are ignored and
     /// IDMP accepts explicit IDs.
     pub replaying: bool,
+    /// When set, write commands are refused with this error (read-only store, or a log
+    /// that could not be written).
+    pub reject_writes: Option<CmdError>,
 }
 
 /// One record of the durable log.
@@ -119,6 +122,7 @@ impl<'a> Ctx<'a> {
             dirty: 0,
             prop: None,
             replaying: false,
+            reject_writes: None,
         }
     }
 
@@ -486,6 +490,11 @@ pub fn execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> Outcome {
         Ok(r) => r,
         Err(e) => return Outcome::Reply(e.into()),
     };
+    if resolved.spec.flags.write {
+        if let Some(e) = &ctx.reject_writes {
+            return Outcome::Reply(e.clone().into());
+        }
+    }
     let Some(handler) = resolved.spec.handler else {
         // A container without a subcommand reaches here only through arity: unreachable
         // because its arity (-2) demands a subcommand.

@@ -58,7 +58,7 @@ fn parse<'a>(ctx: &Ctx<'_>, args: &[&'a [u8]]) -> CmdResult<ReadOpts<'a>> {
         } else if is(a, "STREAMS") && more > 0 {
             o.streams_arg = i + 1;
             let n = argc - o.streams_arg;
-            if n % 2 != 0 {
+            if !n.is_multiple_of(2) {
                 return Err(CmdError::unbalanced_streams(group));
             }
             o.streams_count = n / 2;

@@ -1,0 +1,339 @@
+//! The command log: RESP-encoded commands, as in a Redis AOF, plus annotation lines
+//! (`#...\r\n`, which redis-server's AOF loader skips) carrying what only xstreams needs to
+//! replay to the exact same state:
+//!
+//! - `#XS:T <ms>`: the command time of the commands that follow (replay pins the clock);
+//! - `#XS:CFG <name> <value>`: a setting in force from here on (node sizes decide where
+//!   nodes split, so replay must use the settings the commands ran with);
+//! - `#XS:CT <key-hex> <group-hex> <consumer-hex> <seen> <active>`: a consumer's exact
+//!   seen and active times (no Redis command sets them).
+//!
+//! Database changes are written as `SELECT <db>` commands, as in a Redis AOF.
+
+use crate::command::LogRecord;
+
+/// Append the RESP encoding of a command.
+pub fn encode_command(out: &mut Vec<u8>, argv: &[Vec<u8>]) {
+    out.push(b'*');
+    out.extend_from_slice(argv.len().to_string().as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for a in argv {
+        out.push(b'$');
+        out.extend_from_slice(a.len().to_string().as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len() * 2 + 1);
+    if b.is_empty() {
+        s.push('-');
+    }
+    for x in b {
+        s.push_str(&format!("{x:02x}"));
+    }
+    s
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s == "-" {
+        return Some(Vec::new());
+    }
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// Tracks what the log has announced so far (time, database) so annotations and SELECTs
+/// are written only when they change.
+#[derive(Clone, Debug, Default)]
+pub struct LogCursor {
+    pub time: Option<i64>,
+    pub db: usize,
+}
+
+/// Encode the records of one command run at `now` on `db`.
+pub fn encode_records(
+    out: &mut Vec<u8>,
+    cur: &mut LogCursor,
+    db: usize,
+    now: i64,
+    records: &[LogRecord],
+) {
+    if records.is_empty() {
+        return;
+    }
+    if cur.time != Some(now) {
+        out.extend_from_slice(format!("#XS:T {now}\r\n").as_bytes());
+        cur.time = Some(now);
+    }
+    if cur.db != db {
+        encode_command(out, &[b"SELECT".to_vec(), db.to_string().into_bytes()]);
+        cur.db = db;
+    }
+    for r in records {
+        match r {
+            LogRecord::Cmd(argv) => encode_command(out, argv),
+            LogRecord::ConsumerTimes {
+                key,
+                group,
+                consumer,
+                seen,
+                active,
+            } => {
+                out.extend_from_slice(
+                    format!(
+                        "#XS:CT {} {} {} {seen} {active}\r\n",
+                        hex(key),
+                        hex(group),
+                        hex(consumer)
+                    )
+                    .as_bytes(),
+                );
+            }
+        }
+    }
+}
+
+/// Encode a settings annotation.
+pub fn encode_config(out: &mut Vec<u8>, name: &str, value: &str) {
+    out.extend_from_slice(format!("#XS:CFG {name} {value}\r\n").as_bytes());
+}
+
+/// One item read back from a log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LogItem {
+    Command(Vec<Vec<u8>>),
+    Time(i64),
+    Config(String, String),
+    ConsumerTimes {
+        key: Vec<u8>,
+        group: Vec<u8>,
+        consumer: Vec<u8>,
+        seen: i64,
+        active: i64,
+    },
+    /// Another annotation (e.g. Redis's `#TS:`), ignored.
+    Other,
+}
+
+/// Why parsing stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParseStop {
+    /// Clean end of data.
+    End,
+    /// The data ends inside an item (a crash cut the last write): `offset` is where the
+    /// incomplete item starts.
+    Truncated { offset: usize },
+    /// The bytes at `offset` are not a valid log item.
+    Corrupt { offset: usize, message: String },
+}
+
+fn find_crlf(buf: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while i + 1 < buf.len() {
+        if buf[i] == b'\r' && buf[i + 1] == b'\n' {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+fn parse_len(line: &[u8]) -> Option<usize> {
+    if line.is_empty() || line.len() > 12 || !line.iter().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    std::str::from_utf8(line).ok()?.parse().ok()
+}
+
+/// Largest argument accepted in a log (Redis's default `proto-max-bulk-len`).
+const MAX_BULK: usize = 512 * 1024 * 1024;
+
+/// Parse the item starting at `off`. `Ok(None)` = the data ends inside the item.
+fn parse_item(buf: &[u8], off: usize) -> Result<Option<(LogItem, usize)>, String> {
+    match buf[off] {
+        b'#' => {
+            let Some(end) = find_crlf(buf, off) else {
+                return Ok(None);
+            };
+            let line = std::str::from_utf8(&buf[off..end])
+                .map_err(|_| "annotation is not UTF-8".to_string())?;
+            let next = end + 2;
+            let mut parts = line.split(' ');
+            let tag = parts.next().unwrap_or("");
+            let item = match tag {
+                "#XS:T" => {
+                    let t = parts
+                        .next()
+                        .and_then(|v| v.parse().ok())
+                        .ok_or("bad time annotation")?;
+                    LogItem::Time(t)
+                }
+                "#XS:CFG" => {
+                    let name = parts.next().ok_or("bad config annotation")?.to_string();
+                    let value = parts.next().ok_or("bad config annotation")?.to_string();
+                    LogItem::Config(name, value)
+                }
+                "#XS:CT" => {
+                    let mut f = || {
+                        parts
+                            .next()
+                            .ok_or_else(|| "bad consumer annotation".to_string())
+                    };
+                    let key = unhex(f()?).ok_or("bad hex in consumer annotation")?;
+                    let group = unhex(f()?).ok_or("bad hex in consumer annotation")?;
+                    let consumer = unhex(f()?).ok_or("bad hex in consumer annotation")?;
+                    let seen = f()?
+                        .parse()
+                        .map_err(|_| "bad consumer annotation".to_string())?;
+                    let active = f()?
+                        .parse()
+                        .map_err(|_| "bad consumer annotation".to_string())?;
+                    LogItem::ConsumerTimes {
+                        key,
+                        group,
+                        consumer,
+                        seen,
+                        active,
+                    }
+                }
+                t if t.starts_with("#XS:") => return Err(format!("unknown annotation {t}")),
+                _ => LogItem::Other,
+            };
+            Ok(Some((item, next)))
+        }
+        b'*' => {
+            let Some(end) = find_crlf(buf, off) else {
+                return Ok(None);
+            };
+            let argc = parse_len(&buf[off + 1..end]).ok_or("bad multibulk length")?;
+            if argc == 0 || argc > 1 << 20 {
+                return Err("bad multibulk length".into());
+            }
+            let mut pos = end + 2;
+            let mut argv = Vec::with_capacity(argc.min(64));
+            for _ in 0..argc {
+                if pos >= buf.len() {
+                    return Ok(None);
+                }
+                if buf[pos] != b'$' {
+                    return Err(format!("expected '$' at offset {pos}"));
+                }
+                let Some(e) = find_crlf(buf, pos) else {
+                    return Ok(None);
+                };
+                let len = parse_len(&buf[pos + 1..e]).ok_or("bad bulk length")?;
+                if len > MAX_BULK {
+                    return Err("bulk length out of range".into());
+                }
+                let start = e + 2;
+                if start + len + 2 > buf.len() {
+                    return Ok(None);
+                }
+                if &buf[start + len..start + len + 2] != b"\r\n" {
+                    return Err(format!("missing CRLF after bulk at offset {}", start + len));
+                }
+                argv.push(buf[start..start + len].to_vec());
+                pos = start + len + 2;
+            }
+            Ok(Some((LogItem::Command(argv), pos)))
+        }
+        other => Err(format!("unexpected byte 0x{other:02x}")),
+    }
+}
+
+/// Parse a whole log. Returns the items with their start offsets and why parsing stopped.
+pub fn parse(buf: &[u8]) -> (Vec<(usize, LogItem)>, ParseStop) {
+    let mut items = Vec::new();
+    let mut off = 0;
+    while off < buf.len() {
+        match parse_item(buf, off) {
+            Ok(Some((item, next))) => {
+                items.push((off, item));
+                off = next;
+            }
+            Ok(None) => return (items, ParseStop::Truncated { offset: off }),
+            Err(message) => {
+                return (
+                    items,
+                    ParseStop::Corrupt {
+                        offset: off,
+                        message,
+                    },
+                )
+            }
+        }
+    }
+    (items, ParseStop::End)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip_and_truncation() {
+        let mut out = Vec::new();
+        let mut cur = LogCursor::default();
+        encode_config(&mut out, "stream-node-max-entries", "100");
+        encode_records(
+            &mut out,
+            &mut cur,
+            2,
+            1000,
+            &[
+                LogRecord::Cmd(vec![
+                    b"XADD".to_vec(),
+                    b"s".to_vec(),
+                    b"1-1".to_vec(),
+                    b"f".to_vec(),
+                    b"v\r\n".to_vec(),
+                ]),
+                LogRecord::ConsumerTimes {
+                    key: b"s".to_vec(),
+                    group: b"".to_vec(),
+                    consumer: b"c".to_vec(),
+                    seen: 5,
+                    active: -1,
+                },
+            ],
+        );
+        let (items, stop) = parse(&out);
+        assert_eq!(stop, ParseStop::End);
+        assert_eq!(items.len(), 5);
+        assert_eq!(items[1].1, LogItem::Time(1000));
+        assert_eq!(
+            items[2].1,
+            LogItem::Command(vec![b"SELECT".to_vec(), b"2".to_vec()])
+        );
+        assert_eq!(
+            items[4].1,
+            LogItem::ConsumerTimes {
+                key: b"s".to_vec(),
+                group: vec![],
+                consumer: b"c".to_vec(),
+                seen: 5,
+                active: -1
+            }
+        );
+        for cut in 1..out.len() {
+            let (items2, stop) = parse(&out[..cut]);
+            match stop {
+                ParseStop::Truncated { offset } => assert!(offset <= cut && items2.len() < 5),
+                ParseStop::End => assert!(items2.len() < 5),
+                ParseStop::Corrupt { .. } => {
+                    panic!("prefix of a valid log reported corrupt at {cut}")
+                }
+            }
+        }
+        let (_, stop) = parse(b"*1\r\n$3\r\nPING\r\nGARBAGE");
+        assert!(matches!(stop, ParseStop::Corrupt { .. }));
+    }
+}

@@ -1,0 +1,710 @@
+//! Durable stores: a directory holding a snapshot (base) plus command logs written since
+//! it (increments), named by a manifest, as in Redis 7's multi-part AOF.
+//!
+//! ```text
+//! MANIFEST            which files are live (written atomically: temp, fsync, rename)
+//! snapshot.<n>.xss    the keyspace when log.<n>.aof was started (see docs/format.md)
+//! log.<n>.aof         RESP commands + annotations since then (see [`log`])
+//! LOCK                held (flock) by the one writer; contains its pid
+//! ```
+//!
+//! Opening loads the snapshot and replays the logs. A log cut inside its last command (a
+//! crash during a write) is loaded up to the last whole command and truncated there, and
+//! the load report says so; anything else that does not parse is an error naming the
+//! file and offset. Compaction writes a new snapshot from a copy of the keyspace taken
+//! under the store lock, while commands continue into a fresh log.
+
+pub mod log;
+pub mod snapshot;
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::command::{self, Ctx, LogRecord, Outcome};
+use crate::config::Config;
+use crate::db::{KeyEntry, Keyspace, Value, NUM_DBS};
+use crate::reply::Reply;
+use log::{LogCursor, LogItem, ParseStop};
+
+/// When the log is flushed to disk (Redis's `appendfsync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fsync {
+    /// After every write command, before it returns.
+    Always,
+    /// Once per second, by a background thread.
+    EverySec,
+    /// Never explicitly (the operating system decides).
+    No,
+}
+
+impl Fsync {
+    /// Parse `always` / `everysec` / `no`.
+    pub fn parse(s: &str) -> Option<Fsync> {
+        match s.to_ascii_lowercase().as_str() {
+            "always" => Some(Fsync::Always),
+            "everysec" => Some(Fsync::EverySec),
+            "no" => Some(Fsync::No),
+            _ => None,
+        }
+    }
+
+    /// The setting's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Fsync::Always => "always",
+            Fsync::EverySec => "everysec",
+            Fsync::No => "no",
+        }
+    }
+}
+
+/// How a durable store is opened.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub fsync: Fsync,
+    /// Open without taking the writer lock; write commands are refused.
+    pub read_only: bool,
+    /// Compact when the logs exceed `compact_ratio` times the snapshot size...
+    pub compact_ratio: f64,
+    /// ...and at least this many bytes (Redis: `auto-aof-rewrite-min-size`, 64 MiB).
+    pub compact_min_bytes: u64,
+    /// Settings to apply after loading (the stored ones are kept otherwise).
+    pub config_overrides: Vec<(String, String)>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            fsync: Fsync::EverySec,
+            read_only: false,
+            compact_ratio: 1.0,
+            compact_min_bytes: 64 * 1024 * 1024,
+            config_overrides: Vec::new(),
+        }
+    }
+}
+
+/// What went wrong opening or writing a store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    Io,
+    /// Another process holds the writer lock.
+    Locked {
+        pid: Option<u32>,
+    },
+    /// A file is damaged or foreign.
+    Corrupt {
+        file: String,
+        offset: u64,
+    },
+    /// No store exists at the path (read-only open).
+    NotFound,
+}
+
+/// A persistence error with a message that names the file (and offset) involved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PersistError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl std::fmt::Display for PersistError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for PersistError {}
+
+fn io_err(path: &Path, e: io::Error) -> PersistError {
+    PersistError {
+        kind: ErrorKind::Io,
+        message: format!("{}: {e}", path.display()),
+    }
+}
+
+fn corrupt(file: &Path, offset: u64, msg: &str) -> PersistError {
+    PersistError {
+        kind: ErrorKind::Corrupt {
+            file: file.display().to_string(),
+            offset,
+        },
+        message: format!("{} is damaged at offset {offset}: {msg}", file.display()),
+    }
+}
+
+/// What loading found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadReport {
+    /// The snapshot loaded, if any.
+    pub snapshot: Option<String>,
+    /// Logs replayed.
+    pub logs: Vec<String>,
+    /// Commands replayed.
+    pub commands: u64,
+    /// Logs whose incomplete tail was dropped: (file, offset of the cut, bytes dropped).
+    pub truncated: Vec<(String, u64, u64)>,
+}
+
+// ---------------------------------------------------------------- manifest
+
+/// The live files of a store.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Manifest {
+    pub base: Option<u64>,
+    pub incr: Vec<u64>,
+}
+
+pub const MANIFEST: &str = "MANIFEST";
+pub const LOCK: &str = "LOCK";
+
+pub fn snapshot_name(seq: u64) -> String {
+    format!("snapshot.{seq}.xss")
+}
+
+pub fn log_name(seq: u64) -> String {
+    format!("log.{seq}.aof")
+}
+
+impl Manifest {
+    fn encode(&self) -> String {
+        let mut s = String::from("# xstreams store manifest\n");
+        if let Some(b) = self.base {
+            s.push_str(&format!("file {} seq {b} type b\n", snapshot_name(b)));
+        }
+        for i in &self.incr {
+            s.push_str(&format!("file {} seq {i} type i\n", log_name(*i)));
+        }
+        s
+    }
+
+    fn parse(text: &str, path: &Path) -> Result<Manifest, PersistError> {
+        let mut m = Manifest::default();
+        let mut offset = 0u64;
+        for line in text.split_inclusive('\n') {
+            let l = line.trim_end();
+            let here = offset;
+            offset += line.len() as u64;
+            if l.is_empty() || l.starts_with('#') {
+                continue;
+            }
+            let parts: Vec<&str> = l.split(' ').collect();
+            let bad = || corrupt(path, here, "unrecognised manifest line");
+            if parts.len() != 6 || parts[0] != "file" || parts[2] != "seq" || parts[4] != "type" {
+                return Err(bad());
+            }
+            let seq: u64 = parts[3].parse().map_err(|_| bad())?;
+            match parts[5] {
+                "b" if parts[1] == snapshot_name(seq) && m.base.is_none() => m.base = Some(seq),
+                "i" if parts[1] == log_name(seq) => m.incr.push(seq),
+                _ => return Err(bad()),
+            }
+        }
+        if m.incr.is_empty() {
+            return Err(corrupt(path, 0, "manifest lists no log"));
+        }
+        Ok(m)
+    }
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+fn write_atomic(dir: &Path, name: &str, data: &[u8]) -> io::Result<()> {
+    let tmp = dir.join(format!("{name}.tmp"));
+    {
+        let mut f = File::create(&tmp)?;
+        f.write_all(data)?;
+        f.sync_all()?;
+    }
+    fs::rename(&tmp, dir.join(name))?;
+    sync_dir(dir)
+}
+
+// ---------------------------------------------------------------- journal
+
+/// The writer side of a durable store: appends each command's log records.
+pub struct Journal {
+    dir: PathBuf,
+    file: File,
+    log_seq: u64,
+    manifest: Manifest,
+    cursor: LogCursor,
+    buf: Vec<u8>,
+    pub fsync: Fsync,
+    /// Bytes in the live logs.
+    pub log_bytes: u64,
+    /// Bytes of the live snapshot.
+    pub base_bytes: u64,
+    /// Set after a failed write: further writes are refused (Redis's MISCONF).
+    pub failed: Option<String>,
+    /// A compaction is in progress.
+    pub compacting: bool,
+    /// An automatic compaction was requested and has not started yet.
+    pub scheduled: bool,
+    /// Written since the last fsync.
+    pub unsynced: bool,
+    pub compact_ratio: f64,
+    pub compact_min_bytes: u64,
+    _lock: File,
+}
+
+fn open_log(path: &Path) -> io::Result<File> {
+    OpenOptions::new().create(true).append(true).open(path)
+}
+
+fn config_lines(cfg: &Config) -> Vec<u8> {
+    let mut out = Vec::new();
+    for n in crate::config::CONFIG_NAMES {
+        log::encode_config(&mut out, n, &cfg.get(n).unwrap_or_default());
+    }
+    out
+}
+
+impl Journal {
+    /// Append the records of one command.
+    pub fn append(&mut self, db: usize, now: i64, records: &[LogRecord]) -> io::Result<()> {
+        self.buf.clear();
+        log::encode_records(&mut self.buf, &mut self.cursor, db, now, records);
+        self.write_buf()
+    }
+
+    /// Append a settings change.
+    pub fn append_config(&mut self, name: &str, value: &str) -> io::Result<()> {
+        self.buf.clear();
+        log::encode_config(&mut self.buf, name, value);
+        self.write_buf()
+    }
+
+    fn write_buf(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        self.file.write_all(&self.buf)?;
+        self.log_bytes += self.buf.len() as u64;
+        if self.fsync == Fsync::Always {
+            self.file.sync_data()?;
+        } else {
+            self.unsynced = true;
+        }
+        Ok(())
+    }
+
+    /// fsync the current log.
+    pub fn sync(&mut self) -> io::Result<()> {
+        if self.unsynced {
+            self.file.sync_data()?;
+            self.unsynced = false;
+        }
+        Ok(())
+    }
+
+    /// A handle on the current log for fsync outside the store lock.
+    pub fn sync_handle(&self) -> io::Result<File> {
+        self.file.try_clone()
+    }
+
+    /// Should a compaction start now?
+    pub fn wants_compaction(&self) -> bool {
+        !self.compacting
+            && !self.scheduled
+            && self.failed.is_none()
+            && self.log_bytes > self.compact_min_bytes
+            && self.log_bytes as f64 > self.compact_ratio * self.base_bytes as f64
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Compaction, step 1 (under the store lock): start a new log and list it in the
+    /// manifest after the current files. Returns the new sequence number.
+    pub fn begin_compaction(&mut self, cfg: &Config) -> io::Result<u64> {
+        self.file.flush()?;
+        self.file.sync_data()?;
+        self.unsynced = false;
+        let seq = self.log_seq + 1;
+        let path = self.dir.join(log_name(seq));
+        self.scheduled = false;
+        let mut f = open_log(&path)?;
+        let lines = config_lines(cfg);
+        f.write_all(&lines)?;
+        f.sync_data()?;
+        let mut m = self.manifest.clone();
+        m.incr.push(seq);
+        write_atomic(&self.dir, MANIFEST, m.encode().as_bytes())?;
+        self.manifest = m;
+        self.file = f;
+        self.log_seq = seq;
+        self.cursor = LogCursor::default();
+        self.log_bytes += lines.len() as u64;
+        self.compacting = true;
+        Ok(seq)
+    }
+
+    /// Compaction, step 3 (under the store lock, after the snapshot `seq` is durable):
+    /// switch the manifest to it and return the files no longer needed.
+    pub fn finish_compaction(&mut self, seq: u64, snapshot_bytes: u64) -> io::Result<Vec<PathBuf>> {
+        let mut old = Vec::new();
+        if let Some(b) = self.manifest.base {
+            old.push(self.dir.join(snapshot_name(b)));
+        }
+        let mut m = Manifest {
+            base: Some(seq),
+            incr: Vec::new(),
+        };
+        for &i in &self.manifest.incr {
+            if i >= seq {
+                m.incr.push(i);
+            } else {
+                old.push(self.dir.join(log_name(i)));
+            }
+        }
+        write_atomic(&self.dir, MANIFEST, m.encode().as_bytes())?;
+        self.manifest = m;
+        self.base_bytes = snapshot_bytes;
+        self.log_bytes = self.file.metadata().map(|md| md.len()).unwrap_or(0);
+        self.compacting = false;
+        Ok(old)
+    }
+
+    /// Flush and fsync (on close).
+    pub fn close(&mut self) -> io::Result<()> {
+        self.file.flush()?;
+        self.file.sync_data()
+    }
+}
+
+/// Write a snapshot of `ks` as `snapshot.<seq>.xss` in `dir` (temp file, fsync, rename,
+/// fsync of the directory). Returns its size.
+pub fn write_snapshot(dir: &Path, seq: u64, ks: &Keyspace, created_ms: i64) -> io::Result<u64> {
+    let name = snapshot_name(seq);
+    let tmp = dir.join(format!("{name}.tmp"));
+    let size = {
+        let f = File::create(&tmp)?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        let n = snapshot::write(ks, created_ms, &mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+        n
+    };
+    fs::rename(&tmp, dir.join(&name))?;
+    sync_dir(dir)?;
+    Ok(size)
+}
+
+// ---------------------------------------------------------------- open / load
+
+fn take_lock(dir: &Path) -> Result<File, PersistError> {
+    let path = dir.join(LOCK);
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| io_err(&path, e))?;
+    match f.try_lock() {
+        Ok(()) => {
+            f.set_len(0).map_err(|e| io_err(&path, e))?;
+            let _ = f.write_all(format!("{}\n", std::process::id()).as_bytes());
+            let _ = f.sync_all();
+            Ok(f)
+        }
+        Err(fs::TryLockError::WouldBlock) => {
+            let mut s = String::new();
+            let _ = f.read_to_string(&mut s);
+            let pid = s.trim().parse::<u32>().ok();
+            let who = pid
+                .map(|p| format!("process {p}"))
+                .unwrap_or_else(|| "another process".into());
+            Err(PersistError {
+                kind: ErrorKind::Locked { pid },
+                message: format!("the store at {} is locked by {who}", dir.display()),
+            })
+        }
+        Err(fs::TryLockError::Error(e)) => Err(io_err(&path, e)),
+    }
+}
+
+/// Apply a replayed consumer-times record.
+fn apply_consumer_times(
+    ks: &mut Keyspace,
+    db: usize,
+    key: &[u8],
+    group: &[u8],
+    consumer: &[u8],
+    seen: i64,
+    active: i64,
+) -> Result<(), String> {
+    let Some(KeyEntry {
+        value: Value::Stream(s),
+        ..
+    }) = ks.dbs[db].get_mut(key)
+    else {
+        return Err("consumer times for a missing stream".into());
+    };
+    let g = s
+        .groups
+        .lookup(group)
+        .ok_or("consumer times for a missing group")?;
+    let cg = s.groups.get_mut(g);
+    let c = match cg.consumer_idx(consumer) {
+        Some(c) => c,
+        None => cg.create_consumer(consumer, seen).expect("absent"),
+    };
+    let c = cg.consumer_mut(c);
+    c.seen_time = seen;
+    c.active_time = active;
+    Ok(())
+}
+
+/// Replay one log file into `ks`. Returns (commands replayed, cut tail if any).
+pub fn replay_log(
+    ks: &mut Keyspace,
+    path: &Path,
+    data: &[u8],
+) -> Result<(u64, Option<u64>), PersistError> {
+    let (items, stop) = log::parse(data);
+    let mut db = 0usize;
+    let mut now = ks.clock.now_ms();
+    let mut commands = 0u64;
+    for (offset, item) in items {
+        match item {
+            LogItem::Time(t) => {
+                now = t;
+                if t > ks.last_now {
+                    ks.last_now = t;
+                }
+            }
+            LogItem::Config(n, v) => {
+                ks.config
+                    .set(&n, &v)
+                    .map_err(|m| corrupt(path, offset as u64, &m))?;
+            }
+            LogItem::ConsumerTimes {
+                key,
+                group,
+                consumer,
+                seen,
+                active,
+            } => {
+                apply_consumer_times(ks, db, &key, &group, &consumer, seen, active)
+                    .map_err(|m| corrupt(path, offset as u64, &m))?;
+            }
+            LogItem::Other => {}
+            LogItem::Command(argv) => {
+                if argv[0].eq_ignore_ascii_case(b"SELECT") && argv.len() == 2 {
+                    db = std::str::from_utf8(&argv[1])
+                        .ok()
+                        .and_then(|s| s.parse().ok())
+                        .filter(|&d: &usize| d < NUM_DBS)
+                        .ok_or_else(|| corrupt(path, offset as u64, "bad SELECT"))?;
+                    continue;
+                }
+                let refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+                let mut ctx = Ctx::new(ks, db, now, 2);
+                ctx.replaying = true;
+                ctx.deny_blocking = true;
+                let out = command::execute(&mut ctx, &refs);
+                if let Outcome::Reply(Reply::Error(e)) = out {
+                    let name = String::from_utf8_lossy(&argv[0]).into_owned();
+                    return Err(corrupt(
+                        path,
+                        offset as u64,
+                        &format!("{name} failed on replay: {e}"),
+                    ));
+                }
+                commands += 1;
+            }
+        }
+    }
+    match stop {
+        ParseStop::End => Ok((commands, None)),
+        ParseStop::Truncated { offset } => Ok((commands, Some(offset as u64))),
+        ParseStop::Corrupt { offset, message } => Err(corrupt(path, offset as u64, &message)),
+    }
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, PersistError> {
+    fs::read(path).map_err(|e| io_err(path, e))
+}
+
+/// Load the keyspace of the store in `dir` without opening it for writing (no lock, no
+/// repair): for tools and read-only opens.
+pub fn load(dir: &Path, config: Config) -> Result<(Keyspace, Manifest, LoadReport), PersistError> {
+    let mpath = dir.join(MANIFEST);
+    let text = match fs::read(&mpath) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(PersistError {
+                kind: ErrorKind::NotFound,
+                message: format!("no xstreams store at {} (no {MANIFEST})", dir.display()),
+            })
+        }
+        Err(e) => return Err(io_err(&mpath, e)),
+    };
+    let text = String::from_utf8(text).map_err(|_| corrupt(&mpath, 0, "manifest is not text"))?;
+    let manifest = Manifest::parse(&text, &mpath)?;
+    let mut report = LoadReport::default();
+    let mut ks = match manifest.base {
+        Some(b) => {
+            let p = dir.join(snapshot_name(b));
+            let data = read_file(&p)?;
+            report.snapshot = Some(snapshot_name(b));
+            snapshot::load(&data, config).map_err(|e| corrupt(&p, e.offset, &e.message))?
+        }
+        None => Keyspace::new(config),
+    };
+    let last = manifest.incr.len() - 1;
+    for (i, &seq) in manifest.incr.iter().enumerate() {
+        let p = dir.join(log_name(seq));
+        let data = match fs::read(&p) {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && i == last => Vec::new(),
+            Err(e) => return Err(io_err(&p, e)),
+        };
+        let (n, cut) = replay_log(&mut ks, &p, &data)?;
+        report.commands += n;
+        report.logs.push(log_name(seq));
+        if let Some(off) = cut {
+            if i != last {
+                return Err(corrupt(
+                    &p,
+                    off,
+                    "log ends inside a command but is not the last log",
+                ));
+            }
+            report
+                .truncated
+                .push((log_name(seq), off, data.len() as u64 - off));
+        }
+    }
+    Ok((ks, manifest, report))
+}
+
+/// Open (creating if needed) the store in `dir` for writing: take the lock, load, drop a
+/// cut tail, and return the keyspace with its journal.
+pub fn open(
+    dir: &Path,
+    config: Config,
+    opts: &Options,
+) -> Result<(Keyspace, Journal, LoadReport), PersistError> {
+    fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+    let lock = take_lock(dir)?;
+    let fresh = !dir.join(MANIFEST).exists();
+    if fresh {
+        let mut cfg = config.clone();
+        for (n, v) in &opts.config_overrides {
+            cfg.set(n, v).map_err(|m| PersistError {
+                kind: ErrorKind::Io,
+                message: m,
+            })?;
+        }
+        let seq = 1;
+        let lp = dir.join(log_name(seq));
+        let mut f = File::create(&lp).map_err(|e| io_err(&lp, e))?;
+        let lines = config_lines(&cfg);
+        f.write_all(&lines).map_err(|e| io_err(&lp, e))?;
+        f.sync_all().map_err(|e| io_err(&lp, e))?;
+        let m = Manifest {
+            base: None,
+            incr: vec![seq],
+        };
+        write_atomic(dir, MANIFEST, m.encode().as_bytes()).map_err(|e| io_err(dir, e))?;
+        let file = open_log(&lp).map_err(|e| io_err(&lp, e))?;
+        let ks = Keyspace::new(cfg);
+        let j = Journal {
+            dir: dir.to_path_buf(),
+            file,
+            log_seq: seq,
+            manifest: m,
+            cursor: LogCursor::default(),
+            buf: Vec::new(),
+            fsync: opts.fsync,
+            log_bytes: lines.len() as u64,
+            base_bytes: 0,
+            failed: None,
+            compacting: false,
+            scheduled: false,
+            unsynced: false,
+            compact_ratio: opts.compact_ratio,
+            compact_min_bytes: opts.compact_min_bytes,
+            _lock: lock,
+        };
+        return Ok((
+            ks,
+            j,
+            LoadReport {
+                logs: vec![log_name(seq)],
+                ..LoadReport::default()
+            },
+        ));
+    }
+    let (mut ks, manifest, report) = load(dir, config)?;
+    let seq = *manifest.incr.last().expect("manifest has a log");
+    let lp = dir.join(log_name(seq));
+    if let Some((_, off, _)) = report.truncated.last() {
+        let f = OpenOptions::new()
+            .write(true)
+            .open(&lp)
+            .map_err(|e| io_err(&lp, e))?;
+        f.set_len(*off).map_err(|e| io_err(&lp, e))?;
+        f.sync_all().map_err(|e| io_err(&lp, e))?;
+    }
+    let mut file = open_log(&lp).map_err(|e| io_err(&lp, e))?;
+    let mut log_bytes = 0;
+    for s in &manifest.incr {
+        log_bytes += fs::metadata(dir.join(log_name(*s)))
+            .map(|m| m.len())
+            .unwrap_or(0);
+    }
+    let base_bytes = manifest
+        .base
+        .and_then(|b| fs::metadata(dir.join(snapshot_name(b))).ok())
+        .map(|m| m.len())
+        .unwrap_or(0);
+    // The next record starts a new time/database context.
+    let mut tail = Vec::new();
+    for (n, v) in &opts.config_overrides {
+        if ks.config.get(n).as_deref() != Some(v.as_str()) {
+            ks.config.set(n, v).map_err(|m| PersistError {
+                kind: ErrorKind::Io,
+                message: m,
+            })?;
+            log::encode_config(&mut tail, n, &ks.config.get(n).unwrap_or_default());
+        }
+    }
+    if !tail.is_empty() {
+        file.write_all(&tail).map_err(|e| io_err(&lp, e))?;
+        file.sync_data().map_err(|e| io_err(&lp, e))?;
+        log_bytes += tail.len() as u64;
+    }
+    // Replay ended in some database; a SELECT is written with the next record.
+    let cursor = LogCursor {
+        time: None,
+        db: usize::MAX,
+    };
+    let j = Journal {
+        dir: dir.to_path_buf(),
+        file,
+        log_seq: seq,
+        manifest,
+        cursor,
+        buf: Vec::new(),
+        fsync: opts.fsync,
+        log_bytes,
+        base_bytes,
+        failed: None,
+        compacting: false,
+        scheduled: false,
+        unsynced: false,
+        compact_ratio: opts.compact_ratio,
+        compact_min_bytes: opts.compact_min_bytes,
+        _lock: lock,
+    };
+    Ok((ks, j, report))
+}

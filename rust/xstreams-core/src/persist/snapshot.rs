@@ -1,0 +1,646 @@
+//! The snapshot file: the whole keyspace in a compact binary form, with an index of
+//! every key and of every stream node's file offset so a reader can load one stream, or
+//! one ID range of it, without reading the rest. The byte layout is described in
+//! `docs/format.md`; every section carries a CRC-32 so damage is detected, never loaded.
+
+use std::io::{self, Write};
+
+use crate::config::Config;
+use crate::db::{Keyspace, Value, NUM_DBS};
+use crate::group::{ConsumerGroup, ConsumerImage, PendingImage};
+use crate::id::StreamId;
+use crate::idmp::IdmpState;
+use crate::node::{NodeParts, StreamNode};
+use crate::stream::{Groups, Stream};
+
+pub const MAGIC: &[u8; 8] = b"XSTRSNP1";
+pub const TRAILER_MAGIC: &[u8; 8] = b"XSTREND1";
+pub const VERSION: u32 = 1;
+
+const TAG_CONFIG: u8 = 1;
+const TAG_STRING: u8 = 2;
+const TAG_STREAM: u8 = 3;
+const TAG_NODE: u8 = 4;
+const TAG_INDEX: u8 = 0xFF;
+
+/// Where a node lives in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeIndex {
+    pub master: StreamId,
+    pub last: StreamId,
+    pub live: u64,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Where a key lives in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyIndex {
+    pub db: u8,
+    pub key: Vec<u8>,
+    /// 0 = string, 1 = stream.
+    pub kind: u8,
+    pub offset: u64,
+    pub len: u64,
+    pub nodes: Vec<NodeIndex>,
+}
+
+// ---------------------------------------------------------------- encoding helpers
+
+struct Enc(Vec<u8>);
+
+impl Enc {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u32(b.len() as u32);
+        self.0.extend_from_slice(b);
+    }
+    fn id(&mut self, id: StreamId) {
+        self.u64(id.ms);
+        self.u64(id.seq);
+    }
+}
+
+/// A cursor over a section payload; every read is bounds-checked.
+pub struct Dec<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Dec<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        Dec { buf, pos: 0 }
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.buf.len())
+            .ok_or("section too short")?;
+        let s = &self.buf[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    pub fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+    pub fn u32(&mut self) -> Result<u32, String> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+    pub fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+    pub fn i64(&mut self) -> Result<i64, String> {
+        Ok(i64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+    pub fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    pub fn id(&mut self) -> Result<StreamId, String> {
+        Ok(StreamId::new(self.u64()?, self.u64()?))
+    }
+    pub fn done(&self) -> bool {
+        self.pos == self.buf.len()
+    }
+    /// A count that cannot exceed what the remaining bytes could hold.
+    fn count(&mut self, min_item: usize) -> Result<usize, String> {
+        let n = self.u64()? as usize;
+        if n.saturating_mul(min_item.max(1)) > self.buf.len() - self.pos {
+            return Err("count larger than the section".into());
+        }
+        Ok(n)
+    }
+}
+
+/// Writes sections to any writer, tracking offsets.
+struct SectionWriter<W: Write> {
+    w: W,
+    offset: u64,
+}
+
+impl<W: Write> SectionWriter<W> {
+    fn section(&mut self, tag: u8, payload: &[u8]) -> io::Result<(u64, u64)> {
+        let start = self.offset;
+        let mut head = [0u8; 9];
+        head[0] = tag;
+        head[1..].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&head);
+        crc.update(payload);
+        self.w.write_all(&head)?;
+        self.w.write_all(payload)?;
+        self.w.write_all(&crc.finalize().to_le_bytes())?;
+        self.offset += 9 + payload.len() as u64 + 4;
+        Ok((start, self.offset - start))
+    }
+}
+
+fn encode_stream_header(s: &Stream) -> Vec<u8> {
+    let mut e = Enc(Vec::new());
+    e.u64(s.length);
+    e.id(s.last_id);
+    e.id(s.first_id);
+    e.id(s.max_deleted_id);
+    e.u64(s.entries_added);
+    e.u64(s.node_count() as u64);
+    // IDMP
+    e.u64(s.idmp.duration);
+    e.u64(s.idmp.maxsize);
+    e.u64(s.idmp.iids_added);
+    e.u64(s.idmp.iids_duplicates);
+    let producers: Vec<_> = s.idmp.producers().collect();
+    e.u64(producers.len() as u64);
+    for (pid, p) in producers {
+        e.bytes(pid);
+        e.u64(p.len() as u64);
+        for (iid, id) in p.iter() {
+            e.bytes(iid);
+            e.id(id);
+        }
+    }
+    // Groups
+    e.u64(s.groups.len() as u64);
+    for (name, _, cg) in s.groups.iter() {
+        e.bytes(name);
+        e.id(cg.last_id);
+        e.i64(cg.entries_read);
+        let (consumers, records) = cg.export();
+        e.u64(consumers.len() as u64);
+        for c in &consumers {
+            e.bytes(&c.name);
+            e.i64(c.seen_time);
+            e.i64(c.active_time);
+        }
+        e.u64(records.len() as u64);
+        for r in &records {
+            e.id(r.id);
+            e.i64(r.delivery_time);
+            e.u64(r.delivery_count);
+            e.i64(r.owner.map(i64::from).unwrap_or(-1));
+            e.u8(u8::from(r.nacked));
+        }
+    }
+    e.0
+}
+
+fn encode_node(db: u8, key: &[u8], n: &StreamNode) -> Vec<u8> {
+    let p = n.to_parts();
+    let mut e = Enc(Vec::with_capacity(p.buf.len() + 96 + key.len()));
+    e.u8(db);
+    e.bytes(key);
+    e.id(p.master);
+    e.id(p.last);
+    e.u32(p.live);
+    e.u32(p.deleted);
+    e.u32(p.nfields_master);
+    e.u32(p.master_len);
+    e.u64(p.lp_body);
+    e.bytes(p.buf);
+    e.0
+}
+
+/// Write a snapshot of `ks` to `w`. Returns the bytes written.
+pub fn write<W: Write>(ks: &Keyspace, created_ms: i64, w: W) -> io::Result<u64> {
+    let mut sw = SectionWriter { w, offset: 0 };
+    let mut head = Vec::with_capacity(24);
+    head.extend_from_slice(MAGIC);
+    head.extend_from_slice(&VERSION.to_le_bytes());
+    head.extend_from_slice(&0u32.to_le_bytes());
+    head.extend_from_slice(&created_ms.to_le_bytes());
+    sw.w.write_all(&head)?;
+    sw.offset = head.len() as u64;
+
+    let mut e = Enc(Vec::new());
+    let cfg = &ks.config;
+    let names = crate::config::CONFIG_NAMES;
+    e.u64(names.len() as u64);
+    for n in names {
+        e.bytes(n.as_bytes());
+        e.bytes(cfg.get(n).unwrap_or_default().as_bytes());
+    }
+    sw.section(TAG_CONFIG, &e.0)?;
+
+    let mut index: Vec<KeyIndex> = Vec::new();
+    for (dbi, db) in ks.dbs.iter().enumerate() {
+        for (key, entry) in db.entries_in_order() {
+            let expire = entry.expire_at.unwrap_or(-1);
+            match &entry.value {
+                Value::Str(v) => {
+                    let mut e = Enc(Vec::with_capacity(v.len() + key.len() + 24));
+                    e.u8(dbi as u8);
+                    e.bytes(key);
+                    e.i64(expire);
+                    e.bytes(v);
+                    let (off, len) = sw.section(TAG_STRING, &e.0)?;
+                    index.push(KeyIndex {
+                        db: dbi as u8,
+                        key: key.to_vec(),
+                        kind: 0,
+                        offset: off,
+                        len,
+                        nodes: vec![],
+                    });
+                }
+                Value::Stream(s) => {
+                    let mut e = Enc(Vec::new());
+                    e.u8(dbi as u8);
+                    e.bytes(key);
+                    e.i64(expire);
+                    e.0.extend_from_slice(&encode_stream_header(s));
+                    let (off, len) = sw.section(TAG_STREAM, &e.0)?;
+                    let mut nodes = Vec::with_capacity(s.node_count());
+                    for n in s.nodes() {
+                        let (noff, nlen) = sw.section(TAG_NODE, &encode_node(dbi as u8, key, n))?;
+                        nodes.push(NodeIndex {
+                            master: n.master_id(),
+                            last: n.last_id_any(),
+                            live: n.live(),
+                            offset: noff,
+                            len: nlen,
+                        });
+                    }
+                    index.push(KeyIndex {
+                        db: dbi as u8,
+                        key: key.to_vec(),
+                        kind: 1,
+                        offset: off,
+                        len,
+                        nodes,
+                    });
+                }
+            }
+        }
+    }
+    let mut e = Enc(Vec::new());
+    e.u64(index.len() as u64);
+    for k in &index {
+        e.u8(k.db);
+        e.bytes(&k.key);
+        e.u8(k.kind);
+        e.u64(k.offset);
+        e.u64(k.len);
+        e.u64(k.nodes.len() as u64);
+        for n in &k.nodes {
+            e.id(n.master);
+            e.id(n.last);
+            e.u64(n.live);
+            e.u64(n.offset);
+            e.u64(n.len);
+        }
+    }
+    let (ioff, ilen) = sw.section(TAG_INDEX, &e.0)?;
+    let mut trailer = Vec::with_capacity(24);
+    trailer.extend_from_slice(&ioff.to_le_bytes());
+    trailer.extend_from_slice(&ilen.to_le_bytes());
+    trailer.extend_from_slice(TRAILER_MAGIC);
+    sw.w.write_all(&trailer)?;
+    sw.offset += 24;
+    sw.w.flush()?;
+    Ok(sw.offset)
+}
+
+// ---------------------------------------------------------------- reading
+
+/// A snapshot problem: what is wrong and at which byte offset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SnapshotError {
+    pub offset: u64,
+    pub message: String,
+}
+
+fn err(offset: usize, message: impl Into<String>) -> SnapshotError {
+    SnapshotError {
+        offset: offset as u64,
+        message: message.into(),
+    }
+}
+
+/// Read the section at `off`: (tag, payload, next offset).
+pub fn read_section(buf: &[u8], off: usize) -> Result<(u8, &[u8], usize), SnapshotError> {
+    if off + 9 > buf.len() {
+        return Err(err(off, "file ends inside a section header"));
+    }
+    let tag = buf[off];
+    let len = u64::from_le_bytes(buf[off + 1..off + 9].try_into().expect("8 bytes"));
+    let end = (off as u64 + 9)
+        .checked_add(len)
+        .and_then(|e| e.checked_add(4))
+        .filter(|&e| e <= buf.len() as u64)
+        .ok_or_else(|| err(off, "section runs past the end of the file"))? as usize;
+    let payload = &buf[off + 9..end - 4];
+    let stored = u32::from_le_bytes(buf[end - 4..end].try_into().expect("4 bytes"));
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&buf[off..off + 9]);
+    crc.update(payload);
+    if crc.finalize() != stored {
+        return Err(err(off, "checksum mismatch"));
+    }
+    Ok((tag, payload, end))
+}
+
+/// Check the header and return the offset of the first section.
+pub fn read_header(buf: &[u8]) -> Result<usize, SnapshotError> {
+    if buf.len() < 24 + 24 || &buf[..8] != MAGIC {
+        return Err(err(0, "not an xstreams snapshot (bad magic)"));
+    }
+    let version = u32::from_le_bytes(buf[8..12].try_into().expect("4 bytes"));
+    if version != VERSION {
+        return Err(err(8, format!("unsupported snapshot version {version}")));
+    }
+    if &buf[buf.len() - 8..] != TRAILER_MAGIC {
+        return Err(err(buf.len() - 8, "missing trailer (file truncated?)"));
+    }
+    Ok(24)
+}
+
+/// Read the key index (for partial loads).
+pub fn read_index(buf: &[u8]) -> Result<Vec<KeyIndex>, SnapshotError> {
+    read_header(buf)?;
+    let t = buf.len() - 24;
+    let ioff = u64::from_le_bytes(buf[t..t + 8].try_into().expect("8 bytes")) as usize;
+    let (tag, payload, _) = read_section(buf, ioff)?;
+    if tag != TAG_INDEX {
+        return Err(err(ioff, "trailer does not point to the index"));
+    }
+    let mut d = Dec::new(payload);
+    let parse = |d: &mut Dec<'_>| -> Result<Vec<KeyIndex>, String> {
+        let n = d.count(26)?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let db = d.u8()?;
+            let key = d.bytes()?.to_vec();
+            let kind = d.u8()?;
+            let offset = d.u64()?;
+            let len = d.u64()?;
+            let nn = d.count(56)?;
+            let mut nodes = Vec::with_capacity(nn);
+            for _ in 0..nn {
+                nodes.push(NodeIndex {
+                    master: d.id()?,
+                    last: d.id()?,
+                    live: d.u64()?,
+                    offset: d.u64()?,
+                    len: d.u64()?,
+                });
+            }
+            out.push(KeyIndex {
+                db,
+                key,
+                kind,
+                offset,
+                len,
+                nodes,
+            });
+        }
+        Ok(out)
+    };
+    parse(&mut d).map_err(|m| err(ioff, m))
+}
+
+struct StreamHeader {
+    stream_fields: (u64, StreamId, StreamId, StreamId, u64),
+    node_count: u64,
+    idmp: IdmpState,
+    groups: Groups,
+}
+
+fn decode_stream_header(d: &mut Dec<'_>) -> Result<StreamHeader, String> {
+    let length = d.u64()?;
+    let last = d.id()?;
+    let first = d.id()?;
+    let maxdel = d.id()?;
+    let added = d.u64()?;
+    let node_count = d.u64()?;
+    let duration = d.u64()?;
+    let maxsize = d.u64()?;
+    let iids_added = d.u64()?;
+    let iids_dup = d.u64()?;
+    let np = d.count(12)?;
+    let mut producers = Vec::with_capacity(np);
+    for _ in 0..np {
+        let pid = d.bytes()?.to_vec();
+        let ni = d.count(20)?;
+        let mut iids = Vec::with_capacity(ni);
+        for _ in 0..ni {
+            iids.push((d.bytes()?.to_vec(), d.id()?));
+        }
+        producers.push((pid, iids));
+    }
+    let idmp = IdmpState::restore(duration, maxsize, iids_added, iids_dup, producers)?;
+    let ng = d.count(36)?;
+    let mut groups = Vec::with_capacity(ng);
+    for _ in 0..ng {
+        let name = d.bytes()?.to_vec();
+        let last_id = d.id()?;
+        let entries_read = d.i64()?;
+        let nc = d.count(20)?;
+        let mut consumers = Vec::with_capacity(nc);
+        for _ in 0..nc {
+            consumers.push(ConsumerImage {
+                name: d.bytes()?.to_vec(),
+                seen_time: d.i64()?,
+                active_time: d.i64()?,
+            });
+        }
+        let nr = d.count(41)?;
+        let mut records = Vec::with_capacity(nr);
+        for _ in 0..nr {
+            let id = d.id()?;
+            let delivery_time = d.i64()?;
+            let delivery_count = d.u64()?;
+            let owner = d.i64()?;
+            let nacked = d.u8()? != 0;
+            let owner = if owner < 0 {
+                None
+            } else {
+                Some(u32::try_from(owner).map_err(|_| "bad owner")?)
+            };
+            records.push(PendingImage {
+                id,
+                delivery_time,
+                delivery_count,
+                owner,
+                nacked,
+            });
+        }
+        groups.push((
+            name,
+            ConsumerGroup::restore(last_id, entries_read, consumers, records)?,
+        ));
+    }
+    Ok(StreamHeader {
+        stream_fields: (length, last, first, maxdel, added),
+        node_count,
+        idmp,
+        groups: Groups::restore(groups)?,
+    })
+}
+
+/// Decode a node section payload: (db, key, node).
+pub fn decode_node(payload: &[u8]) -> Result<(u8, Vec<u8>, StreamNode), String> {
+    let mut d = Dec::new(payload);
+    let db = d.u8()?;
+    let key = d.bytes()?.to_vec();
+    let parts = NodeParts {
+        master: d.id()?,
+        last: d.id()?,
+        live: d.u32()?,
+        deleted: d.u32()?,
+        nfields_master: d.u32()?,
+        master_len: d.u32()?,
+        lp_body: d.u64()?,
+        buf: d.bytes()?,
+    };
+    if !d.done() {
+        return Err("trailing bytes in node section".into());
+    }
+    Ok((db, key, StreamNode::from_parts(parts)?))
+}
+
+/// Load a whole snapshot into a keyspace (settings from the snapshot replace `config`'s).
+pub fn load(buf: &[u8], config: Config) -> Result<Keyspace, SnapshotError> {
+    let mut off = read_header(buf)?;
+    let mut ks = Keyspace::new(config);
+    let end_of_sections = buf.len() - 24;
+    while off < end_of_sections {
+        let (tag, payload, next) = read_section(buf, off)?;
+        let mut d = Dec::new(payload);
+        match tag {
+            TAG_CONFIG => {
+                let n = d.count(8).map_err(|m| err(off, m))?;
+                for _ in 0..n {
+                    let name =
+                        String::from_utf8_lossy(d.bytes().map_err(|m| err(off, m))?).into_owned();
+                    let value =
+                        String::from_utf8_lossy(d.bytes().map_err(|m| err(off, m))?).into_owned();
+                    ks.config
+                        .set(&name, &value)
+                        .map_err(|m| err(off, format!("setting {name}: {m}")))?;
+                }
+            }
+            TAG_STRING => {
+                let r = (|| -> Result<(u8, Vec<u8>, i64, Vec<u8>), String> {
+                    Ok((d.u8()?, d.bytes()?.to_vec(), d.i64()?, d.bytes()?.to_vec()))
+                })()
+                .map_err(|m| err(off, m))?;
+                let (db, key, expire, v) = r;
+                if db as usize >= NUM_DBS || ks.dbs[db as usize].get(&key).is_some() {
+                    return Err(err(off, "bad or duplicate key"));
+                }
+                ks.dbs[db as usize].set(&key, Value::Str(v), (expire >= 0).then_some(expire));
+            }
+            TAG_STREAM => {
+                let db = d.u8().map_err(|m| err(off, m))?;
+                let key = d.bytes().map_err(|m| err(off, m))?.to_vec();
+                let expire = d.i64().map_err(|m| err(off, m))?;
+                let h = decode_stream_header(&mut d).map_err(|m| err(off, m))?;
+                if !d.done() {
+                    return Err(err(off, "trailing bytes in stream section"));
+                }
+                let mut nodes = Vec::with_capacity(h.node_count as usize);
+                let mut noff = next;
+                for _ in 0..h.node_count {
+                    let (ntag, np, nnext) = read_section(buf, noff)?;
+                    if ntag != TAG_NODE {
+                        return Err(err(noff, "expected a node section"));
+                    }
+                    let (ndb, nkey, node) = decode_node(np).map_err(|m| err(noff, m))?;
+                    if ndb != db || nkey != key {
+                        return Err(err(noff, "node belongs to another key"));
+                    }
+                    nodes.push(node);
+                    noff = nnext;
+                }
+                let (length, last, first, maxdel, added) = h.stream_fields;
+                let s =
+                    Stream::restore(nodes, length, last, first, maxdel, added, h.groups, h.idmp)
+                        .map_err(|m| err(off, m))?;
+                if db as usize >= NUM_DBS || ks.dbs[db as usize].get(&key).is_some() {
+                    return Err(err(off, "bad or duplicate key"));
+                }
+                let has_idmp = s.idmp.is_tracked();
+                ks.dbs[db as usize].set(
+                    &key,
+                    Value::Stream(Box::new(s)),
+                    (expire >= 0).then_some(expire),
+                );
+                if has_idmp {
+                    ks.dbs[db as usize].idmp_keys.insert(key.clone());
+                }
+                off = noff;
+                continue;
+            }
+            TAG_INDEX => {}
+            TAG_NODE => return Err(err(off, "node section outside a stream")),
+            other => return Err(err(off, format!("unknown section tag {other}"))),
+        }
+        off = next;
+    }
+    Ok(ks)
+}
+
+/// Load one stream (with groups and IDMP state) using the index, reading only its
+/// sections. Nodes entirely outside `[start, end]` are skipped, so the stream returned
+/// holds only the entries of that range (its counters are those of the whole stream).
+pub fn load_stream_range(
+    buf: &[u8],
+    db: u8,
+    key: &[u8],
+    start: StreamId,
+    end: StreamId,
+) -> Result<Option<Stream>, SnapshotError> {
+    let index = read_index(buf)?;
+    let Some(k) = index
+        .iter()
+        .find(|k| k.db == db && k.key == key && k.kind == 1)
+    else {
+        return Ok(None);
+    };
+    let (tag, payload, _) = read_section(buf, k.offset as usize)?;
+    if tag != TAG_STREAM {
+        return Err(err(
+            k.offset as usize,
+            "index points to a non-stream section",
+        ));
+    }
+    let mut d = Dec::new(payload);
+    let _ = (d.u8(), d.bytes(), d.i64());
+    let h = decode_stream_header(&mut d).map_err(|m| err(k.offset as usize, m))?;
+    let mut nodes = Vec::new();
+    let mut length = 0;
+    for n in &k.nodes {
+        if n.last < start || n.master > end {
+            continue;
+        }
+        let (_, np, _) = read_section(buf, n.offset as usize)?;
+        let (_, _, node) = decode_node(np).map_err(|m| err(n.offset as usize, m))?;
+        length += node.live();
+        nodes.push(node);
+    }
+    let (_, last, _, maxdel, added) = h.stream_fields;
+    let first = nodes
+        .iter()
+        .find_map(|n| n.first_entry().map(|e| e.id))
+        .unwrap_or(StreamId::MIN);
+    let s = Stream::restore(nodes, length, last, first, maxdel, added, h.groups, h.idmp)
+        .map_err(|m| err(k.offset as usize, m))?;
+    Ok(Some(s))
+}

@@ -7,7 +7,9 @@ instead of a server.
 
 from __future__ import annotations
 
+import os
 import threading
+from typing import Any
 
 from . import exceptions
 from ._xstreams import Store, __version__, auto_iid, command_names
@@ -22,6 +24,7 @@ from .exceptions import (
 
 _default_lock = threading.Lock()
 _default: Store | None = None
+_open_stores: dict[str, Store] = {}
 
 
 def default_store() -> Store:
@@ -35,6 +38,22 @@ def default_store() -> Store:
         if _default is None or _default.closed:
             _default = Store()
         return _default
+
+
+def open_store(path: str | os.PathLike[str], **options: Any) -> Store:
+    """The durable store at ``path``, opened once per process.
+
+    A directory can have one writer at a time (the store locks it), so every client of the
+    same path in this process shares one ``Store`` — as every client of one server shares
+    its data. ``options`` are ``Store``'s keyword arguments, used when the store is opened.
+    """
+    key = os.path.realpath(os.fspath(path))
+    with _default_lock:
+        store = _open_stores.get(key)
+        if store is None or store.closed:
+            store = Store(key, **options)
+            _open_stores[key] = store
+        return store
 
 
 def __getattr__(name: str):  # lazy: importing the client costs a few milliseconds
@@ -51,6 +70,7 @@ __all__ = [
     "StrictRedis",
     "Pipeline",
     "default_store",
+    "open_store",
     "auto_iid",
     "command_names",
     "exceptions",

@@ -1354,6 +1354,7 @@ class Redis(CoreCommands):
         oss_cluster_maint_notifications_handler: Any = None,
         *,
         store: Any = None,
+        path: Any = None,
     ) -> None:
         if connection_pool is not None:
             # Honour the settings of a redis-py pool (its connections are never used).
@@ -1373,6 +1374,10 @@ class Redis(CoreCommands):
                 raise XConnectionError("protocol must be an integer") from None
             if wire < 2 or wire > 3:
                 raise XConnectionError("protocol must be either 2 or 3")
+        if store is None and path is not None:
+            import xstreams
+
+            store = xstreams.open_store(path)
         self._store = store
         self._store_lock = threading.Lock()
         self._db = int(db)

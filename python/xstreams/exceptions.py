@@ -46,6 +46,7 @@ __all__ = [
     "StoreLockedError",
     "CorruptStoreError",
     "InternalError",
+    "StoreRepairedWarning",
     "HAVE_REDIS_PY",
     "error_from_reply",
 ]
@@ -126,6 +127,11 @@ class StoreLockedError(StoreError):
 
 class CorruptStoreError(StoreError):
     """A store file is damaged or is not an xstreams file."""
+
+
+class StoreRepairedWarning(UserWarning):
+    """Opening a durable store dropped the incomplete last command of its log (a crash cut
+    the last write); everything before it was loaded."""
 
 
 class InternalError(XStreamsError):

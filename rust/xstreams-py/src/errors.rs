@@ -52,3 +52,22 @@ pub fn data_err(py: Python<'_>, msg: String) -> PyErr {
         Err(e) => e,
     }
 }
+
+/// The exception for a persistence error: `StoreLockedError`, `CorruptStoreError` or
+/// `StoreError`.
+pub fn persist_err(py: Python<'_>, e: &xstreams_core::persist::PersistError) -> PyErr {
+    use xstreams_core::persist::ErrorKind;
+    let name = match e.kind {
+        ErrorKind::Locked { .. } => "StoreLockedError",
+        ErrorKind::Corrupt { .. } => "CorruptStoreError",
+        _ => "StoreError",
+    };
+    match py
+        .import("xstreams.exceptions")
+        .and_then(|m| m.getattr(name))
+        .and_then(|c| c.call1((e.message.clone(),)))
+    {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(err) => err,
+    }
+}

@@ -7,14 +7,15 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use pyo3::exceptions::{PyNotImplementedError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use xstreams_core::persist::{Fsync, LoadReport, Options};
 use xstreams_core::store::Step;
 use xstreams_core::{Config, Reply};
 
 use crate::convert::{arg_bytes, reply_to_py};
-use crate::errors::{internal_err, reply_err};
+use crate::errors::{internal_err, persist_err, reply_err};
 
 /// How long a blocked read sleeps between checks for Python signals (Ctrl-C).
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
@@ -48,6 +49,9 @@ fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T>
 #[pyclass(module = "xstreams._xstreams", name = "Store", frozen)]
 pub struct Store {
     inner: xstreams_core::Store,
+    path: Option<PathBuf>,
+    read_only: bool,
+    report: Option<LoadReport>,
 }
 
 fn collect_args<'a>(
@@ -91,30 +95,115 @@ impl Store {
     /// ``stream-node-max-bytes``, ``stream-idmp-duration``, ``stream-idmp-maxsize``) to
     /// values; ``clock_ms`` pins the store clock (for deterministic tests).
     #[new]
-    #[pyo3(signature = (path=None, *, config=None, clock_ms=None))]
+    #[pyo3(signature = (path=None, *, config=None, clock_ms=None, fsync="everysec", read_only=false, compact_ratio=1.0, compact_min_bytes=67108864))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         path: Option<PathBuf>,
         config: Option<&Bound<'_, PyDict>>,
         clock_ms: Option<i64>,
+        fsync: &str,
+        read_only: bool,
+        compact_ratio: f64,
+        compact_min_bytes: u64,
     ) -> PyResult<Self> {
-        if path.is_some() {
-            return Err(PyNotImplementedError::new_err(
-                "durable stores (Store(path)) are not available yet",
-            ));
-        }
-        let mut cfg = Config::default();
+        let mut overrides = Vec::new();
         if let Some(d) = config {
             for (k, v) in d.iter() {
                 let name: String = k.extract()?;
                 let value = v.str()?.to_string();
-                cfg.set(&name, &value).map_err(PyValueError::new_err)?;
+                // Validate now, so a bad setting is a ValueError whatever the store kind.
+                Config::default()
+                    .set(&name, &value)
+                    .map_err(PyValueError::new_err)?;
+                overrides.push((name, value));
             }
         }
-        let inner = xstreams_core::Store::new(cfg);
+        let fsync = Fsync::parse(fsync)
+            .ok_or_else(|| PyValueError::new_err("fsync must be 'always', 'everysec' or 'no'"))?;
+        if compact_ratio.is_nan() || compact_ratio <= 0.0 {
+            return Err(PyValueError::new_err("compact_ratio must be > 0"));
+        }
+        let (inner, report) = match &path {
+            None => {
+                let mut cfg = Config::default();
+                for (n, v) in &overrides {
+                    cfg.set(n, v).map_err(PyValueError::new_err)?;
+                }
+                (xstreams_core::Store::new(cfg), None)
+            }
+            Some(p) => {
+                let opts = Options {
+                    fsync,
+                    read_only,
+                    compact_ratio,
+                    compact_min_bytes,
+                    config_overrides: overrides,
+                };
+                let p = p.clone();
+                let res = guarded(py, move || {
+                    xstreams_core::Store::open(&p, Config::default(), opts)
+                })?;
+                let (store, report) = res.map_err(|e| persist_err(py, &e))?;
+                for (file, offset, dropped) in &report.truncated {
+                    let cat = py
+                        .import("xstreams.exceptions")?
+                        .getattr("StoreRepairedWarning")?;
+                    let msg = format!(
+                        "{}: the log ended inside a command (a crash cut the last write); loaded up to offset {offset} and dropped the {dropped} bytes after it",
+                        file
+                    );
+                    let msg = std::ffi::CString::new(msg)
+                        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                    PyErr::warn(py, &cat, &msg, 1)?;
+                }
+                (store, Some(report))
+            }
+        };
         if clock_ms.is_some() {
             inner.set_clock(clock_ms);
         }
-        Ok(Store { inner })
+        Ok(Store {
+            inner,
+            path,
+            read_only,
+            report,
+        })
+    }
+
+    /// The store's directory (``None`` for an in-memory store).
+    #[getter]
+    fn path(&self) -> Option<PathBuf> {
+        self.path.clone()
+    }
+
+    /// Opened read-only?
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// What opening a durable store found: ``{"snapshot": name or None, "logs": [...],
+    /// "commands": n, "truncated": [(file, offset, bytes_dropped), ...]}``; ``None`` for an
+    /// in-memory store.
+    #[getter]
+    fn load_report<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(r) = &self.report else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("snapshot", r.snapshot.clone())?;
+        d.set_item("logs", r.logs.clone())?;
+        d.set_item("commands", r.commands)?;
+        d.set_item("truncated", r.truncated.clone())?;
+        Ok(Some(d))
+    }
+
+    /// Write a snapshot of the current state now and drop the logs it covers (commands
+    /// keep running meanwhile). Raises ``StoreError`` for an in-memory store.
+    fn compact(&self, py: Python<'_>) -> PyResult<()> {
+        let store = &self.inner;
+        guarded(py, || store.compact())?.map_err(|e| persist_err(py, &e))
     }
 
     /// Run one command: ``store.execute_command("XADD", "s", "*", "f", "v")``.

@@ -297,3 +297,153 @@ fn get_value(ctx: &mut Ctx<'_>, key: &[u8]) -> CmdResult<Reply> {
 pub fn get(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     get_value(ctx, args[1])
 }
+
+fn same_object() -> CmdError {
+    CmdError::err("source and destination objects are the same")
+}
+
+/// `getIntFromObjectOrReply`: an integer within the C `int` range.
+fn db_index(arg: &[u8], msg: Option<&'static str>) -> CmdResult<i64> {
+    let fail = |range: bool| match (msg, range) {
+        (Some(m), _) => CmdError::err(m),
+        (None, false) => CmdError::not_integer(),
+        (None, true) => {
+            CmdError::err("value is out of range, value must between -2147483648 and 2147483647")
+        }
+    };
+    let v = crate::num::string2ll(arg).ok_or_else(|| fail(false))?;
+    if i32::try_from(v).is_err() {
+        return Err(fail(true));
+    }
+    Ok(v)
+}
+
+fn check_db(id: i64) -> CmdResult<usize> {
+    if id < 0 || id as usize >= crate::db::NUM_DBS {
+        Err(CmdError::err("DB index is out of range"))
+    } else {
+        Ok(id as usize)
+    }
+}
+
+fn rename_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], nx: bool) -> CmdResult<Reply> {
+    let (src, dst) = (args[1], args[2]);
+    if ctx.lookup(src).is_none() {
+        return Err(CmdError::no_such_key());
+    }
+    if src == dst {
+        return Ok(if nx { Reply::Int(0) } else { Reply::ok() });
+    }
+    if ctx.exists(dst) {
+        if nx {
+            return Ok(Reply::Int(0));
+        }
+        ctx.db().remove(dst);
+    }
+    let db = ctx.db();
+    let entry = db.remove(src).expect("looked up");
+    let tracked = matches!(&entry.value, Value::Stream(s) if s.idmp.is_tracked());
+    db.set(dst, entry.value, entry.expire_at);
+    if tracked {
+        db.idmp_keys.insert(dst.to_vec());
+    }
+    ctx.signal(src);
+    ctx.signal(dst);
+    ctx.dirty += 1;
+    Ok(if nx { Reply::Int(1) } else { Reply::ok() })
+}
+
+/// `RENAME key newkey`
+pub fn rename(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    rename_generic(ctx, args, false)
+}
+
+/// `RENAMENX key newkey`
+pub fn renamenx(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    rename_generic(ctx, args, true)
+}
+
+/// `COPY source destination [DB destination-db] [REPLACE]`
+pub fn copy(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    let mut replace = false;
+    let mut dst_db = ctx.db;
+    let mut j = 3;
+    while j < args.len() {
+        let additional = args.len() - j - 1;
+        if is(args[j], "replace") {
+            replace = true;
+        } else if is(args[j], "db") && additional >= 1 {
+            dst_db = check_db(db_index(args[j + 1], None)?)?;
+            j += 1;
+        } else {
+            return Err(CmdError::syntax());
+        }
+        j += 1;
+    }
+    let (src, dst) = (args[1], args[2]);
+    if dst_db == ctx.db && src == dst {
+        return Err(same_object());
+    }
+    let Some(entry) = ctx.lookup(src).cloned() else {
+        return Ok(Reply::Int(0));
+    };
+    let now = ctx.now;
+    let target = &mut ctx.ks.dbs[dst_db];
+    target.expire_if_needed(dst, now);
+    if target.get(dst).is_some() {
+        if !replace {
+            return Ok(Reply::Int(0));
+        }
+        target.remove(dst);
+    }
+    let tracked = matches!(&entry.value, Value::Stream(s) if s.idmp.is_tracked());
+    target.set(dst, entry.value, entry.expire_at);
+    if tracked {
+        target.idmp_keys.insert(dst.to_vec());
+    }
+    if dst_db == ctx.db {
+        ctx.signal(dst);
+    } else {
+        ctx.flushed = true;
+    }
+    ctx.dirty += 1;
+    Ok(Reply::Int(1))
+}
+
+/// `MOVE key db`
+pub fn move_cmd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    let dst_db = check_db(db_index(args[2], None)?)?;
+    if dst_db == ctx.db {
+        return Err(same_object());
+    }
+    let key = args[1];
+    if ctx.lookup(key).is_none() {
+        return Ok(Reply::Int(0));
+    }
+    let now = ctx.now;
+    ctx.ks.dbs[dst_db].expire_if_needed(key, now);
+    if ctx.ks.dbs[dst_db].get(key).is_some() {
+        return Ok(Reply::Int(0));
+    }
+    let entry = ctx.db().remove(key).expect("looked up");
+    let tracked = matches!(&entry.value, Value::Stream(s) if s.idmp.is_tracked());
+    let target = &mut ctx.ks.dbs[dst_db];
+    target.set(key, entry.value, entry.expire_at);
+    if tracked {
+        target.idmp_keys.insert(key.to_vec());
+    }
+    ctx.flushed = true;
+    ctx.dirty += 1;
+    Ok(Reply::Int(1))
+}
+
+/// `SWAPDB index1 index2`
+pub fn swapdb(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    let a = db_index(args[1], Some("invalid first DB index"))?;
+    let b = db_index(args[2], Some("invalid second DB index"))?;
+    let (a, b) = (check_db(a)?, check_db(b)?);
+    ctx.ks.dbs.swap(a, b);
+    ctx.flushed = true;
+    ctx.dirty += 1;
+    Ok(Reply::ok())
+}

@@ -364,7 +364,7 @@ static XIDMP_SUBS: [CommandSpec; 2] = [
     cmd("cfgset", -3, W, xidmp::xidmp_cfgset),
 ];
 
-static COMMANDS: [CommandSpec; 35] = [
+static COMMANDS: [CommandSpec; 40] = [
     cmd("xadd", -5, W, xadd::xadd),
     cmd("xtrim", -4, W, xadd::xtrim),
     cmd("xlen", 2, R, xrange::xlen),
@@ -416,6 +416,11 @@ static COMMANDS: [CommandSpec; 35] = [
     cmd("ping", -1, R, keyspace::ping),
     cmd("echo", 2, R, keyspace::echo),
     cmd("time", 1, R, keyspace::time),
+    cmd("rename", 3, W, keyspace::rename),
+    cmd("renamenx", 3, W, keyspace::renamenx),
+    cmd("copy", -3, W, keyspace::copy),
+    cmd("move", 3, W, keyspace::move_cmd),
+    cmd("swapdb", 3, W, keyspace::swapdb),
     cmd("set", -3, W, keyspace::set),
     cmd("get", 2, R, keyspace::get),
 ];

@@ -42,3 +42,52 @@ fn xadd_xrange_roundtrip() {
     );
     s.validate().unwrap();
 }
+
+#[test]
+fn rename_copy_move_swapdb() {
+    let s = Store::default();
+    run(&s, "XADD s 1-1 a 1");
+    run(&s, "XGROUP CREATE s g 0");
+    assert_eq!(
+        run(&s, "RENAME nokey x"),
+        Reply::Error("ERR no such key".into())
+    );
+    assert_eq!(run(&s, "RENAME s s"), Reply::ok());
+    assert_eq!(run(&s, "RENAME s t"), Reply::ok());
+    assert_eq!(run(&s, "EXISTS s"), Reply::Int(0));
+    assert_eq!(run(&s, "XINFO GROUPS t").is_error(), false);
+    assert_eq!(
+        run(&s, "COPY t t"),
+        Reply::Error("ERR source and destination objects are the same".into())
+    );
+    assert_eq!(run(&s, "COPY t u"), Reply::Int(1));
+    assert_eq!(run(&s, "COPY t u"), Reply::Int(0));
+    assert_eq!(run(&s, "COPY t u REPLACE DB 2"), Reply::Int(1));
+    assert_eq!(
+        run(&s, "COPY t u DB 16"),
+        Reply::Error("ERR DB index is out of range".into())
+    );
+    assert_eq!(
+        run(&s, "MOVE t 0"),
+        Reply::Error("ERR source and destination objects are the same".into())
+    );
+    assert_eq!(run(&s, "MOVE t 2"), Reply::Int(1));
+    assert_eq!(run(&s, "MOVE u 2"), Reply::Int(0));
+    assert_eq!(
+        run(&s, "MOVE u 99999999999"),
+        Reply::Error(
+            "ERR value is out of range, value must between -2147483648 and 2147483647".into()
+        )
+    );
+    assert_eq!(run(&s, "SWAPDB 0 2"), Reply::ok());
+    assert_eq!(run(&s, "XLEN t"), Reply::Int(1));
+    assert_eq!(
+        run(&s, "SWAPDB x 2"),
+        Reply::Error("ERR invalid first DB index".into())
+    );
+    assert_eq!(
+        run(&s, "SWAPDB 0 16"),
+        Reply::Error("ERR DB index is out of range".into())
+    );
+    s.validate().unwrap();
+}

@@ -112,18 +112,9 @@ impl StreamId {
 }
 
 /// Append the decimal text of `v` (hot path of every reply carrying IDs).
-pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
+pub fn write_u64(out: &mut Vec<u8>, v: u64) {
+    let mut buf = itoa::Buffer::new();
+    out.extend_from_slice(buf.format(v).as_bytes());
 }
 
 impl fmt::Display for StreamId {

@@ -18,7 +18,6 @@ mod xpending;
 mod xrange;
 mod xread;
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use crate::db::{Db, KeyEntry, Keyspace, Value};
@@ -425,8 +424,8 @@ static COMMANDS: [CommandSpec; 40] = [
     cmd("get", 2, R, keyspace::get),
 ];
 
-fn table() -> &'static HashMap<&'static str, &'static CommandSpec> {
-    static T: OnceLock<HashMap<&'static str, &'static CommandSpec>> = OnceLock::new();
+fn table() -> &'static hashbrown::HashMap<&'static str, &'static CommandSpec> {
+    static T: OnceLock<hashbrown::HashMap<&'static str, &'static CommandSpec>> = OnceLock::new();
     T.get_or_init(|| COMMANDS.iter().map(|c| (c.name, c)).collect())
 }
 

@@ -204,10 +204,6 @@ pub struct Keyspace {
     last_sweep_ms: i64,
     /// Latest command time seen.
     pub last_now: i64,
-    /// False once a command ran at an earlier time than a previous one (the system clock
-    /// was set back, or a pinned clock moved back): delivery times may then be out of
-    /// order in pending lists, as in Redis, and validation stops requiring that order.
-    pub clock_monotonic: bool,
 }
 
 /// How often (store clock ms) the IDMP sweep runs (redis-server's cron does it once a
@@ -223,18 +219,13 @@ impl Keyspace {
             clock: Clock::system(),
             last_sweep_ms: i64::MIN,
             last_now: i64::MIN,
-            clock_monotonic: true,
         }
     }
 
-    /// The time snapshot for the next command (tracks whether the clock went back).
+    /// The time snapshot for the next command.
     pub fn command_time(&mut self) -> i64 {
         let now = self.clock.now_ms();
-        if now < self.last_now {
-            self.clock_monotonic = false;
-        } else {
-            self.last_now = now;
-        }
+        self.last_now = self.last_now.max(now);
         now
     }
 
@@ -278,7 +269,7 @@ impl Keyspace {
     pub fn validate(&self) -> Result<(), String> {
         for (i, db) in self.dbs.iter().enumerate() {
             for (k, s) in db.streams() {
-                s.validate_with(self.clock_monotonic)
+                s.validate()
                     .map_err(|e| format!("db {i} key {:?}: {e}", String::from_utf8_lossy(k)))?;
             }
             if db.scan_order.len() != db.keys.len() {

@@ -70,6 +70,9 @@ pub struct ConsumerGroup {
     time_tail: Option<PelIdx>,
     nack_tail: Option<PelIdx>,
     nack_count: u64,
+    /// False once a delivery was appended at the tail with an earlier time than the tail
+    /// (the clock went back): from then on the list is not sorted by time, as in Redis.
+    time_sorted: bool,
     consumers: BTreeMap<Vec<u8>, ConsumerIdx>,
     consumer_slab: Slab<Consumer>,
 }
@@ -86,6 +89,7 @@ impl ConsumerGroup {
             time_tail: None,
             nack_tail: None,
             nack_count: 0,
+            time_sorted: true,
             consumers: BTreeMap::new(),
             consumer_slab: Slab::new(),
         }
@@ -341,7 +345,32 @@ impl ConsumerGroup {
         }
         let tail = self.time_tail;
         self.insert_after(tail, idx);
+        if self.out_of_order(idx) {
+            self.time_sorted = false;
+        }
         Some(idx)
+    }
+
+    /// Is the record earlier in time than its predecessor (outside the NACK zone)?
+    pub fn out_of_order(&self, idx: PelIdx) -> bool {
+        match self.records[idx].prev {
+            Some(p) => {
+                !self.records[p].nacked
+                    && self.records[p].delivery_time > self.records[idx].delivery_time
+            }
+            None => false,
+        }
+    }
+
+    /// Move a record to the tail of the time list keeping its time (replays a delivery
+    /// appended while the clock was behind the tail).
+    pub fn move_to_tail(&mut self, idx: PelIdx) {
+        self.unlink(idx);
+        let tail = self.time_tail;
+        self.insert_after(tail, idx);
+        if self.out_of_order(idx) {
+            self.time_sorted = false;
+        }
     }
 
     /// Create an unowned record directly in the NACK zone (XNACK FORCE).
@@ -522,19 +551,24 @@ impl ConsumerGroup {
                 g.insert_after(tail, p);
             }
         }
-        g.validate_with(false)?;
+        let mut last = i64::MIN;
+        for (_, r) in g.time_order() {
+            if !r.nacked {
+                if r.delivery_time < last {
+                    g.time_sorted = false;
+                    break;
+                }
+                last = r.delivery_time;
+            }
+        }
+        g.validate()?;
         Ok(g)
     }
 
-    /// Check the invariants listed in the module documentation.
+    /// Check the invariants listed in the module documentation. Delivery times must be
+    /// ordered outside the NACK zone unless a delivery was appended at the tail while the
+    /// clock was behind it (then Redis's list is not sorted either).
     pub fn validate(&self) -> Result<(), String> {
-        self.validate_with(true)
-    }
-
-    /// Like [`ConsumerGroup::validate`]; `time_order` also requires delivery times to be
-    /// ordered outside the NACK zone, which holds as long as the clock never went
-    /// backwards (new deliveries are appended at the tail, as in Redis).
-    pub fn validate_with(&self, time_order: bool) -> Result<(), String> {
         if self.pel.len() != self.records.len() {
             return Err(format!(
                 "pel has {} ids, slab {} records",
@@ -621,7 +655,7 @@ impl ConsumerGroup {
                 if r.nacked {
                     return Err(format!("{} NACKed outside the zone", r.id));
                 }
-                if time_order && r.delivery_time < last_time {
+                if self.time_sorted && r.delivery_time < last_time {
                     return Err(format!("time list out of order at {}", r.id));
                 }
                 last_time = r.delivery_time;

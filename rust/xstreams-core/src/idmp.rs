@@ -179,10 +179,12 @@ impl IdmpState {
 
     /// Create the producer if missing (redis-server does so before looking the IID up, so
     /// a failed XADD can leave an empty producer until the next sweep).
-    pub fn ensure_producer(&mut self, pid: &[u8]) {
-        if !self.producers.contains_key(pid) {
-            self.producers.insert(pid.to_vec(), Producer::default());
+    pub fn ensure_producer(&mut self, pid: &[u8]) -> bool {
+        if self.producers.contains_key(pid) {
+            return false;
         }
+        self.producers.insert(pid.to_vec(), Producer::default());
+        true
     }
 
     /// Record `(pid, iid) -> id` (absent before), counting it in `iids_added` and evicting
@@ -239,6 +241,7 @@ impl IdmpState {
         maxsize: u64,
         iids_added: u64,
         iids_duplicates: u64,
+        tracked: bool,
         producers: Vec<ProducerImage>,
     ) -> Result<IdmpState, String> {
         let mut st = IdmpState::new(duration, maxsize);
@@ -258,7 +261,7 @@ impl IdmpState {
             }
             st.producers.insert(pid, p);
         }
-        st.tracked = !st.producers.is_empty();
+        st.tracked = tracked;
         st.validate()?;
         Ok(st)
     }

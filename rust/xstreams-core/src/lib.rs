@@ -19,6 +19,7 @@
 //! - [`persist`]: durable stores (snapshot + command logs).
 #![forbid(unsafe_code)]
 
+pub mod batch;
 pub mod clock;
 pub mod command;
 pub mod config;

@@ -583,10 +583,15 @@ fn fsync_loop(weak: Weak<Shared>) {
                 None => return,
             }
         };
-        drop(shared);
         if let Some(f) = handle {
-            let _ = f.sync_data();
+            if let Err(e) = f.sync_data() {
+                // As redis-server: stop accepting writes that could not be made durable.
+                if let Some(j) = shared.state.lock().journal.as_mut() {
+                    j.failed = Some(format!("fsync failed: {e}"));
+                }
+            }
         }
+        drop(shared);
     }
 }
 

@@ -231,16 +231,19 @@ impl Groups {
         self.refs.contains_key(&id)
     }
 
-    /// Remove every group's pending record for `id` (DELREF).
-    pub fn cleanup_entry_refs(&mut self, id: StreamId) {
+    /// Remove every group's pending record for `id` (DELREF); returns how many.
+    pub fn cleanup_entry_refs(&mut self, id: StreamId) -> usize {
+        let mut n = 0;
         if let Some(list) = self.refs.remove(&id) {
             for g in list {
                 let cg = &mut self.slab[g];
                 if let Some(p) = cg.pel_idx(&id) {
                     cg.remove_pending(p);
+                    n += 1;
                 }
             }
         }
+        n
     }
 
     /// Rebuild from snapshot groups (name order), recomputing the reference index.
@@ -265,10 +268,10 @@ impl Groups {
         self.refs.get(id).map(|v| v.as_slice()).unwrap_or(&[])
     }
 
-    fn validate(&self, time_order: bool) -> Result<(), String> {
+    fn validate(&self) -> Result<(), String> {
         let mut expected: BTreeMap<StreamId, Vec<GroupIdx>> = BTreeMap::new();
         for (g, cg) in &self.slab {
-            cg.validate_with(time_order)?;
+            cg.validate()?;
             for id in cg.pending_ids() {
                 expected.entry(id).or_default().push(g);
             }
@@ -372,7 +375,7 @@ impl Stream {
             groups,
             idmp,
         };
-        s.validate_with(false)?;
+        s.validate()?;
         Ok(s)
     }
 
@@ -664,11 +667,6 @@ impl Stream {
 
     /// Check every invariant of the stream, its nodes, groups and IDMP state.
     pub fn validate(&self) -> Result<(), String> {
-        self.validate_with(true)
-    }
-
-    /// [`Stream::validate`]; `time_order` as in [`ConsumerGroup::validate_with`].
-    pub fn validate_with(&self, time_order: bool) -> Result<(), String> {
         self.rax.validate()?;
         let mut live = 0u64;
         let mut prev_last: Option<StreamId> = None;
@@ -712,7 +710,7 @@ impl Stream {
         if self.length == 0 && !self.first_id.is_zero() {
             return Err("empty stream with a first id".into());
         }
-        self.groups.validate(time_order)?;
+        self.groups.validate()?;
         self.idmp.validate()?;
         Ok(())
     }

@@ -93,6 +93,21 @@ pub enum LogRecord {
         seen: i64,
         active: i64,
     },
+    /// A group's exact entries-read counter (XGROUP SETID clamps the value it is given).
+    EntriesRead {
+        key: Vec<u8>,
+        group: Vec<u8>,
+        value: i64,
+    },
+    /// An IDMP producer left empty by a failed XADD (a failed command is not logged).
+    EmptyProducer { key: Vec<u8>, pid: Vec<u8> },
+    /// A delivery appended at the tail of the pending list while the clock was behind
+    /// it: the XCLAIM replaying it inserts by time, so the record moves it back.
+    PelToTail {
+        key: Vec<u8>,
+        group: Vec<u8>,
+        id: crate::id::StreamId,
+    },
 }
 
 /// Commands recorded for the durable log while a command runs.
@@ -188,6 +203,13 @@ impl<'a> Ctx<'a> {
     pub fn also_propagate(&mut self, argv: Vec<Vec<u8>>) {
         if let Some(p) = &mut self.prop {
             p.also.push(LogRecord::Cmd(argv));
+        }
+    }
+
+    /// Record an annotation (see [`LogRecord`]).
+    pub fn propagate_record(&mut self, r: LogRecord) {
+        if let Some(p) = &mut self.prop {
+            p.also.push(r);
         }
     }
 

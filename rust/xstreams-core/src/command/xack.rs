@@ -57,7 +57,7 @@ pub fn xackdel(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         if let Some(p) = s.groups.get(g).pel_idx(&id) {
             s.groups.remove_pending(g, p);
             dirty += 1;
-            let (c, del) = delete_with_policy(s, id, a.policy);
+            let (c, del, _) = delete_with_policy(s, id, a.policy);
             if del {
                 if id == s.first_id {
                     first_entry = true;

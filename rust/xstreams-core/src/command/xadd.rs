@@ -2,7 +2,7 @@
 //! policies, and for XADD: NOMKSTREAM, IDMP/IDMPAUTO and the ID).
 
 use super::args::{eq, int, is};
-use super::Ctx;
+use super::{Ctx, LogRecord};
 use crate::error::{CmdError, CmdResult};
 use crate::id::{parse_id, StreamId};
 use crate::idmp::auto_iid;
@@ -131,8 +131,9 @@ pub fn parse_add_trim(ctx: &Ctx<'_>, args: &[&[u8]], xadd: bool) -> CmdResult<Ad
     if !xadd && strategy.is_none() {
         return Err(CmdError::xtrim_without_strategy());
     }
-    if ctx.replaying {
-        // A replayed command carries the exact threshold it reached: trim without limit.
+    if ctx.replaying && !approx {
+        // A replayed exact trim (possibly rewritten from `~`) carries the threshold it
+        // reached: trim without limit, and accept a LIMIT left in its arguments.
         limit = 0;
     } else if limit_given {
         if !approx {
@@ -185,9 +186,10 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let s = ctx.stream(key)?.expect("stream exists");
     // IDMP: a known (pid, iid) returns the recorded ID before anything else is checked.
     let mut idmp_iid: Option<(Vec<u8>, Vec<u8>)> = None;
+    let mut new_producer = false;
     if let Some((pid, iid)) = &opts.idmp {
         s.idmp.expire(now);
-        s.idmp.ensure_producer(pid);
+        new_producer = s.idmp.ensure_producer(pid);
         let iid = match iid {
             Some(i) => i.clone(),
             None => auto_iid(pairs).to_vec(),
@@ -199,13 +201,28 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         }
         idmp_iid = Some((pid.clone(), iid));
     }
-    if s.last_id == StreamId::MAX {
-        return Err(CmdError::xadd_exhausted());
-    }
-    let id = match s.append(&cfg, now, opts.id, pairs) {
+    let appended = if s.last_id == StreamId::MAX {
+        Err(CmdError::xadd_exhausted())
+    } else {
+        match s.append(&cfg, now, opts.id, pairs) {
+            Ok(id) => Ok(id),
+            Err(AppendError::IdTooSmall) => Err(CmdError::xadd_id_too_small()),
+            Err(AppendError::TooLarge) => Err(CmdError::elements_too_large()),
+        }
+    };
+    let id = match appended {
         Ok(id) => id,
-        Err(AppendError::IdTooSmall) => return Err(CmdError::xadd_id_too_small()),
-        Err(AppendError::TooLarge) => return Err(CmdError::elements_too_large()),
+        Err(e) => {
+            if new_producer {
+                // redis-server keeps the producer it created before failing.
+                let pid = opts.idmp.as_ref().map(|p| p.0.clone()).unwrap_or_default();
+                ctx.propagate_record(LogRecord::EmptyProducer {
+                    key: key.to_vec(),
+                    pid,
+                });
+            }
+            return Err(e);
+        }
     };
     let tracked = if let Some((pid, iid)) = idmp_iid {
         s.idmp.insert(&pid, &iid, id);
@@ -216,7 +233,7 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let mut trim_rewrite = None;
     if let Some(t) = &opts.trim {
         s.trim(t);
-        if t.approx {
+        if t.approx && t.policy == RefPolicy::KeepRef {
             trim_rewrite = Some(trim_threshold(s, t));
         }
     }
@@ -237,8 +254,10 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     Ok(Reply::id(&id))
 }
 
-/// The exact threshold an approximate trim reached, for the log (MAXLEN: the length
-/// left; MINID: the first ID still accounted, deleted or not), as redis-server rewrites it.
+/// The exact threshold an approximate KEEPREF trim reached, for the log (MAXLEN: the
+/// length left; MINID: the first ID still accounted, deleted or not), as redis-server
+/// rewrites it. Approximate trims with DELREF/ACKED work entry by entry within a limit
+/// and have no exact equivalent: they are logged as given and replayed with their limit.
 fn trim_threshold(s: &crate::stream::Stream, t: &TrimArgs) -> Vec<u8> {
     match t.strategy {
         TrimStrategy::MaxLen(_) => s.length.to_string().into_bytes(),
@@ -254,7 +273,7 @@ pub fn xtrim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     };
     let t = opts.trim.expect("xtrim always has a strategy");
     let deleted = s.trim(&t);
-    let rewrite = if deleted > 0 && t.approx {
+    let rewrite = if deleted > 0 && t.approx && t.policy == RefPolicy::KeepRef {
         Some(trim_threshold(s, &t))
     } else {
         None

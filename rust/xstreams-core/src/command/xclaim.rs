@@ -8,29 +8,17 @@ use crate::num::string2ll;
 use crate::reply::Reply;
 use crate::stream::{entry_reply, GroupIdx, Stream};
 
-/// Log records for a pending entry dropped because its stream entry is gone: redis-server
-/// propagates an XCLAIM by its owner (which drops it on replay), or XACK when unowned.
+/// Log record for a pending entry dropped because its stream entry is gone: an XACK.
+/// (redis-server propagates an XCLAIM by the owner, which would also refresh the owner's
+/// seen-time on replay; XACK has exactly the effect of dropping the record.)
 fn dropped_records(s: &Stream, g: GroupIdx, p: usize, key: &[u8], group: &[u8]) -> Vec<Vec<u8>> {
-    let cg = s.groups.get(g);
-    let r = cg.record(p);
-    match r.consumer {
-        Some(c) => xclaim_record(
-            key,
-            group,
-            &cg.consumer(c).name,
-            r.id,
-            r.delivery_time,
-            r.delivery_count,
-            true,
-            cg.last_id,
-        ),
-        None => vec![
-            b"XACK".to_vec(),
-            key.to_vec(),
-            group.to_vec(),
-            r.id.to_bytes(),
-        ],
-    }
+    let r = s.groups.get(g).record(p);
+    vec![
+        b"XACK".to_vec(),
+        key.to_vec(),
+        group.to_vec(),
+        r.id.to_bytes(),
+    ]
 }
 
 /// Log record reproducing a claim just made.
@@ -165,9 +153,6 @@ pub fn xclaim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         if !s.contains(id) {
             if let Some(p) = pel {
                 if recording {
-                    if s.groups.get(g).record(p).consumer.is_some() {
-                        propagate_last_id = false;
-                    }
                     records.push(dropped_records(s, g, p, args[1], args[2]));
                 }
                 s.groups.remove_pending(g, p);
@@ -207,6 +192,12 @@ pub fn xclaim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         }
         if propagate_last_id {
             ctx.also_propagate(setid_record(args[1], args[2], gl, er));
+            let (key, group) = (args[1].to_vec(), args[2].to_vec());
+            ctx.propagate_record(super::LogRecord::EntriesRead {
+                key,
+                group,
+                value: er,
+            });
         }
         ctx.propagate_consumer_times(args[1], args[2], args[3], seen, active);
     }

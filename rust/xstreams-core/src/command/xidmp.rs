@@ -146,7 +146,7 @@ pub fn xidmprecord(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         return Err(CmdError::xidmprecord_no_message());
     }
     s.idmp.expire(now);
-    s.idmp.ensure_producer(pid);
+    let _ = s.idmp.ensure_producer(pid);
     match s.idmp.lookup(pid, iid) {
         Some(existing) if existing == id => return Ok(Reply::ok()),
         Some(_) => return Err(CmdError::xidmprecord_conflict()),

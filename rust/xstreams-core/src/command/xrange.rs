@@ -139,17 +139,18 @@ pub fn parse_ids(args: &[&[u8]], a: &AckDelArgs) -> CmdResult<Vec<StreamId>> {
 }
 
 /// Delete one entry honouring a reference policy (shared by XDELEX and XACKDEL, after
-/// XACKDEL's acknowledgement). Returns (reply code, deleted).
-pub fn delete_with_policy(s: &mut Stream, id: StreamId, policy: RefPolicy) -> (i64, bool) {
+/// XACKDEL's acknowledgement). Returns (reply code, deleted, PEL references dropped).
+pub fn delete_with_policy(s: &mut Stream, id: StreamId, policy: RefPolicy) -> (i64, bool, usize) {
+    let mut refs = 0;
     match policy {
-        RefPolicy::Acked if s.groups.entry_is_referenced(id) => return (2, false),
-        RefPolicy::DelRef => s.groups.cleanup_entry_refs(id),
+        RefPolicy::Acked if s.groups.entry_is_referenced(id) => return (2, false, 0),
+        RefPolicy::DelRef => refs = s.groups.cleanup_entry_refs(id),
         _ => {}
     }
     if s.delete_item(id) {
-        (1, true)
+        (1, true, refs)
     } else {
-        (-1, false)
+        (-1, false, refs)
     }
 }
 
@@ -164,9 +165,13 @@ pub fn xdelex(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let s = ctx.stream(args[1])?.expect("checked");
     let mut out = Vec::with_capacity(ids.len());
     let mut deleted = 0u64;
+    let mut ctx_refs = 0u64;
     let mut first_entry = false;
     for id in ids {
-        let (code, del) = delete_with_policy(s, id, a.policy);
+        let (code, del, refs) = delete_with_policy(s, id, a.policy);
+        // DELREF can drop PEL references of an entry already gone from the stream: a
+        // change even though nothing was deleted (it must reach the log).
+        ctx_refs += refs as u64;
         if del {
             if id == s.first_id {
                 first_entry = true;
@@ -181,7 +186,7 @@ pub fn xdelex(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     if deleted > 0 {
         s.fix_first_after_delete(first_entry);
     }
-    ctx.dirty += deleted;
+    ctx.dirty += deleted + ctx_refs;
     Ok(Reply::Array(out))
 }
 

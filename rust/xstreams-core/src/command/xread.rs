@@ -2,7 +2,7 @@
 //! XREADGROUP's CLAIM option and blocking.
 
 use super::args::{block_timeout, eq, int, int_or, is, strict_id};
-use super::{setid_record, xclaim_record, BlockRequest, Ctx};
+use super::{setid_record, xclaim_record, BlockRequest, Ctx, LogRecord};
 use crate::error::{CmdError, CmdResult};
 use crate::group::{ConsumerIdx, INVALID_ENTRIES_READ};
 use crate::id::StreamId;
@@ -262,7 +262,7 @@ pub fn xread(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
             if ctx.recording() {
                 let gname = o.groupname.expect("group read");
                 let cname = o.consumer.expect("group read");
-                for (id, t, n, force) in &rec {
+                for (id, t, n, force, to_tail) in &rec {
                     ctx.also_propagate(xclaim_record(
                         key,
                         gname,
@@ -273,9 +273,20 @@ pub fn xread(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
                         *force,
                         last_before,
                     ));
+                    if *to_tail {
+                        let (key, group, id) = (key.to_vec(), gname.to_vec(), *id);
+                        ctx.propagate_record(LogRecord::PelToTail { key, group, id });
+                    }
                 }
                 if last_after != last_before || er_after != er_before {
                     ctx.also_propagate(setid_record(key, gname, last_after, er_after));
+                    // XGROUP SETID clamps ENTRIESREAD to entries-added; the exact value:
+                    let (key, group) = (key.to_vec(), gname.to_vec());
+                    ctx.propagate_record(LogRecord::EntriesRead {
+                        key,
+                        group,
+                        value: er_after,
+                    });
                 }
                 if created && (o.noack || rec.is_empty()) {
                     ctx.also_propagate(vec![
@@ -363,8 +374,9 @@ fn consumer_times(
     Ok((cons.seen_time, cons.active_time))
 }
 
-/// A delivery to record in the log: (id, delivery time, delivery count, force).
-type Delivered = Vec<(StreamId, i64, u64, bool)>;
+/// A delivery to record in the log: (id, delivery time, delivery count, force, appended
+/// at the tail out of time order).
+type Delivered = Vec<(StreamId, i64, u64, bool, bool)>;
 
 /// A group read from a consumer's own history (`XREADGROUP ... <id>`): entries of its PEL
 /// with ID >= start; deleted entries come as `[id, nil]`. Each served entry counts a
@@ -397,7 +409,7 @@ fn serve_history_entries(
                 if let Some(p) = cg.pel_idx(&id) {
                     cg.incr_delivery_count(p);
                     cg.update_delivery_time(p, now);
-                    rec.push((id, now, cg.record(p).delivery_count, false));
+                    rec.push((id, now, cg.record(p).delivery_count, false, false));
                     *dirty += 1;
                 }
             }
@@ -462,7 +474,7 @@ fn serve_group(
                 cg.incr_delivery_count(p);
                 cg.update_delivery_time(p, now);
                 cg.consumer_mut(c).active_time = now;
-                rec.push((id, now, cg.record(p).delivery_count, true));
+                rec.push((id, now, cg.record(p).delivery_count, true, false));
                 *dirty += 1;
                 processed += 1;
                 if count != 0 && processed >= count {
@@ -509,9 +521,12 @@ fn serve_group(
             out.push(entry_reply(&e));
         }
         if !noack {
+            let mut to_tail = false;
             match groups.get(g).pel_idx(&id) {
                 None => {
-                    groups.add_pending(g, id, Some(c), now);
+                    if let Some(p) = groups.add_pending(g, id, Some(c), now) {
+                        to_tail = groups.get(g).out_of_order(p);
+                    }
                 }
                 Some(p) => {
                     let cg = groups.get_mut(g);
@@ -520,7 +535,7 @@ fn serve_group(
                     cg.update_delivery_time(p, now);
                 }
             }
-            rec.push((id, now, 1, true));
+            rec.push((id, now, 1, true, to_tail));
             groups.get_mut(g).consumer_mut(c).active_time = now;
             *dirty += 1;
         }

@@ -58,7 +58,9 @@ pub struct LogCursor {
     pub db: usize,
 }
 
-/// Encode the records of one command run at `now` on `db`.
+/// Encode the records of one command run at `now` on `db`. A command whose effects take
+/// several commands is wrapped in MULTI/EXEC (as redis-server does in its AOF), so a
+/// crash can never leave half of it in the log.
 pub fn encode_records(
     out: &mut Vec<u8>,
     cur: &mut LogCursor,
@@ -76,6 +78,10 @@ pub fn encode_records(
     if cur.db != db {
         encode_command(out, &[b"SELECT".to_vec(), db.to_string().into_bytes()]);
         cur.db = db;
+    }
+    let wrap = records.len() > 1;
+    if wrap {
+        encode_command(out, &[b"MULTI".to_vec()]);
     }
     for r in records {
         match r {
@@ -97,7 +103,23 @@ pub fn encode_records(
                     .as_bytes(),
                 );
             }
+            LogRecord::EntriesRead { key, group, value } => {
+                out.extend_from_slice(
+                    format!("#XS:ER {} {} {value}\r\n", hex(key), hex(group)).as_bytes(),
+                );
+            }
+            LogRecord::EmptyProducer { key, pid } => {
+                out.extend_from_slice(format!("#XS:EP {} {}\r\n", hex(key), hex(pid)).as_bytes());
+            }
+            LogRecord::PelToTail { key, group, id } => {
+                out.extend_from_slice(
+                    format!("#XS:PT {} {} {id}\r\n", hex(key), hex(group)).as_bytes(),
+                );
+            }
         }
+    }
+    if wrap {
+        encode_command(out, &[b"EXEC".to_vec()]);
     }
 }
 
@@ -118,6 +140,20 @@ pub enum LogItem {
         consumer: Vec<u8>,
         seen: i64,
         active: i64,
+    },
+    EntriesRead {
+        key: Vec<u8>,
+        group: Vec<u8>,
+        value: i64,
+    },
+    EmptyProducer {
+        key: Vec<u8>,
+        pid: Vec<u8>,
+    },
+    PelToTail {
+        key: Vec<u8>,
+        group: Vec<u8>,
+        id: crate::id::StreamId,
     },
     /// Another annotation (e.g. Redis's `#TS:`), ignored.
     Other,
@@ -156,37 +192,53 @@ fn parse_len(line: &[u8]) -> Option<usize> {
 /// Largest argument accepted in a log (Redis's default `proto-max-bulk-len`).
 const MAX_BULK: usize = 512 * 1024 * 1024;
 
+/// Is `partial` (an item cut by the end of the data, no CRLF yet) a plausible prefix of
+/// a line of kind `kind`? A crash can only cut a well-formed item; anything else is not a
+/// cut tail but damage (or a foreign file).
+fn plausible_partial_line(partial: &[u8], kind: u8) -> bool {
+    let body = match partial.last() {
+        Some(b'\r') => &partial[..partial.len() - 1],
+        _ => partial,
+    };
+    match kind {
+        b'#' => body
+            .iter()
+            .all(|&b| b != b'\n' && b != b'\r' && (b == b'\t' || (0x20..0x7f).contains(&b))),
+        _ => body.len() <= 13 && body.iter().all(|b| b.is_ascii_digit()),
+    }
+}
+
 /// Parse the item starting at `off`. `Ok(None)` = the data ends inside the item.
 fn parse_item(buf: &[u8], off: usize) -> Result<Option<(LogItem, usize)>, String> {
+    let cut_line = |start: usize, kind: u8| -> Result<Option<(LogItem, usize)>, String> {
+        if plausible_partial_line(&buf[start..], kind) {
+            Ok(None)
+        } else {
+            Err("unterminated line that no write could have produced".into())
+        }
+    };
     match buf[off] {
         b'#' => {
             let Some(end) = find_crlf(buf, off) else {
-                return Ok(None);
+                return cut_line(off + 1, b'#');
             };
             let line = std::str::from_utf8(&buf[off..end])
                 .map_err(|_| "annotation is not UTF-8".to_string())?;
+            if line.contains('\n') {
+                return Err("annotation line contains a bare LF".into());
+            }
             let next = end + 2;
             let mut parts = line.split(' ');
             let tag = parts.next().unwrap_or("");
+            let mut f = || parts.next().ok_or_else(|| format!("bad {tag} annotation"));
             let item = match tag {
-                "#XS:T" => {
-                    let t = parts
-                        .next()
-                        .and_then(|v| v.parse().ok())
-                        .ok_or("bad time annotation")?;
-                    LogItem::Time(t)
-                }
+                "#XS:T" => LogItem::Time(f()?.parse().map_err(|_| "bad time annotation")?),
                 "#XS:CFG" => {
-                    let name = parts.next().ok_or("bad config annotation")?.to_string();
-                    let value = parts.next().ok_or("bad config annotation")?.to_string();
+                    let name = f()?.to_string();
+                    let value = f()?.to_string();
                     LogItem::Config(name, value)
                 }
                 "#XS:CT" => {
-                    let mut f = || {
-                        parts
-                            .next()
-                            .ok_or_else(|| "bad consumer annotation".to_string())
-                    };
                     let key = unhex(f()?).ok_or("bad hex in consumer annotation")?;
                     let group = unhex(f()?).ok_or("bad hex in consumer annotation")?;
                     let consumer = unhex(f()?).ok_or("bad hex in consumer annotation")?;
@@ -204,6 +256,27 @@ fn parse_item(buf: &[u8], off: usize) -> Result<Option<(LogItem, usize)>, String
                         active,
                     }
                 }
+                "#XS:ER" => {
+                    let key = unhex(f()?).ok_or("bad hex in entries-read annotation")?;
+                    let group = unhex(f()?).ok_or("bad hex in entries-read annotation")?;
+                    let value = f()?
+                        .parse()
+                        .map_err(|_| "bad entries-read annotation".to_string())?;
+                    LogItem::EntriesRead { key, group, value }
+                }
+                "#XS:EP" => {
+                    let key = unhex(f()?).ok_or("bad hex in producer annotation")?;
+                    let pid = unhex(f()?).ok_or("bad hex in producer annotation")?;
+                    LogItem::EmptyProducer { key, pid }
+                }
+                "#XS:PT" => {
+                    let key = unhex(f()?).ok_or("bad hex in pending annotation")?;
+                    let group = unhex(f()?).ok_or("bad hex in pending annotation")?;
+                    let id = crate::id::parse_id(f()?.as_bytes(), 0, true, false)
+                        .ok_or("bad id in pending annotation")?
+                        .id;
+                    LogItem::PelToTail { key, group, id }
+                }
                 t if t.starts_with("#XS:") => return Err(format!("unknown annotation {t}")),
                 _ => LogItem::Other,
             };
@@ -211,7 +284,7 @@ fn parse_item(buf: &[u8], off: usize) -> Result<Option<(LogItem, usize)>, String
         }
         b'*' => {
             let Some(end) = find_crlf(buf, off) else {
-                return Ok(None);
+                return cut_line(off + 1, b'*');
             };
             let argc = parse_len(&buf[off + 1..end]).ok_or("bad multibulk length")?;
             if argc == 0 || argc > 1 << 20 {
@@ -227,7 +300,7 @@ fn parse_item(buf: &[u8], off: usize) -> Result<Option<(LogItem, usize)>, String
                     return Err(format!("expected '$' at offset {pos}"));
                 }
                 let Some(e) = find_crlf(buf, pos) else {
-                    return Ok(None);
+                    return cut_line(pos + 1, b'$');
                 };
                 let len = parse_len(&buf[pos + 1..e]).ok_or("bad bulk length")?;
                 if len > MAX_BULK {
@@ -235,6 +308,11 @@ fn parse_item(buf: &[u8], off: usize) -> Result<Option<(LogItem, usize)>, String
                 }
                 let start = e + 2;
                 if start + len + 2 > buf.len() {
+                    // Cut inside the payload or its CRLF: what is there must still fit.
+                    let have = &buf[(start + len).min(buf.len())..];
+                    if !b"\r\n".starts_with(have) {
+                        return Err(format!("missing CRLF after bulk at offset {}", start + len));
+                    }
                     return Ok(None);
                 }
                 if &buf[start + len..start + len + 2] != b"\r\n" {
@@ -307,14 +385,17 @@ mod tests {
         );
         let (items, stop) = parse(&out);
         assert_eq!(stop, ParseStop::End);
-        assert_eq!(items.len(), 5);
+        // CFG, T, SELECT, MULTI, XADD, CT, EXEC: two records of one command are wrapped.
+        assert_eq!(items.len(), 7);
         assert_eq!(items[1].1, LogItem::Time(1000));
         assert_eq!(
             items[2].1,
             LogItem::Command(vec![b"SELECT".to_vec(), b"2".to_vec()])
         );
+        assert_eq!(items[3].1, LogItem::Command(vec![b"MULTI".to_vec()]));
+        assert_eq!(items[6].1, LogItem::Command(vec![b"EXEC".to_vec()]));
         assert_eq!(
-            items[4].1,
+            items[5].1,
             LogItem::ConsumerTimes {
                 key: b"s".to_vec(),
                 group: vec![],
@@ -326,8 +407,8 @@ mod tests {
         for cut in 1..out.len() {
             let (items2, stop) = parse(&out[..cut]);
             match stop {
-                ParseStop::Truncated { offset } => assert!(offset <= cut && items2.len() < 5),
-                ParseStop::End => assert!(items2.len() < 5),
+                ParseStop::Truncated { offset } => assert!(offset <= cut && items2.len() < 7),
+                ParseStop::End => assert!(items2.len() < 7),
                 ParseStop::Corrupt { .. } => {
                     panic!("prefix of a valid log reported corrupt at {cut}")
                 }
@@ -335,5 +416,10 @@ mod tests {
         }
         let (_, stop) = parse(b"*1\r\n$3\r\nPING\r\nGARBAGE");
         assert!(matches!(stop, ParseStop::Corrupt { .. }));
+        // A foreign text file is damage, not a cut tail.
+        let (_, stop) = parse(b"#!/bin/sh\necho hello\n");
+        assert!(matches!(stop, ParseStop::Corrupt { .. }), "{stop:?}");
+        let (_, stop) = parse(b"*2x");
+        assert!(matches!(stop, ParseStop::Corrupt { .. }), "{stop:?}");
     }
 }

@@ -348,6 +348,9 @@ impl Journal {
     /// Compaction, step 3 (under the store lock, after the snapshot `seq` is durable):
     /// switch the manifest to it and return the files no longer needed.
     pub fn finish_compaction(&mut self, seq: u64, snapshot_bytes: u64) -> io::Result<Vec<PathBuf>> {
+        // Whatever happens, this compaction is over (a failed one leaves the previous,
+        // still valid, MANIFEST in place and can be retried).
+        self.compacting = false;
         let mut old = Vec::new();
         if let Some(b) = self.manifest.base {
             old.push(self.dir.join(snapshot_name(b)));
@@ -367,7 +370,6 @@ impl Journal {
         self.manifest = m;
         self.base_bytes = snapshot_bytes;
         self.log_bytes = self.file.metadata().map(|md| md.len()).unwrap_or(0);
-        self.compacting = false;
         Ok(old)
     }
 
@@ -462,7 +464,95 @@ fn apply_consumer_times(
     Ok(())
 }
 
-/// Replay one log file into `ks`. Returns (commands replayed, cut tail if any).
+fn stream_mut<'a>(
+    ks: &'a mut Keyspace,
+    db: usize,
+    key: &[u8],
+) -> Result<&'a mut crate::stream::Stream, String> {
+    match ks.dbs[db].get_mut(key) {
+        Some(KeyEntry {
+            value: Value::Stream(s),
+            ..
+        }) => Ok(s),
+        _ => Err("annotation for a missing stream".into()),
+    }
+}
+
+/// Apply one log item (anything but MULTI/EXEC) to `ks`.
+fn apply_item(
+    ks: &mut Keyspace,
+    db: &mut usize,
+    now: &mut i64,
+    item: LogItem,
+) -> Result<bool, String> {
+    match item {
+        LogItem::Time(t) => {
+            *now = t;
+            ks.last_now = ks.last_now.max(t);
+        }
+        LogItem::Config(n, v) => ks.config.set(&n, &v)?,
+        LogItem::ConsumerTimes {
+            key,
+            group,
+            consumer,
+            seen,
+            active,
+        } => apply_consumer_times(ks, *db, &key, &group, &consumer, seen, active)?,
+        LogItem::EntriesRead { key, group, value } => {
+            let s = stream_mut(ks, *db, &key)?;
+            let g = s
+                .groups
+                .lookup(&group)
+                .ok_or("entries-read for a missing group")?;
+            s.groups.get_mut(g).entries_read = value;
+        }
+        LogItem::EmptyProducer { key, pid } => {
+            let _ = stream_mut(ks, *db, &key)?.idmp.ensure_producer(&pid);
+        }
+        LogItem::PelToTail { key, group, id } => {
+            let s = stream_mut(ks, *db, &key)?;
+            let g = s
+                .groups
+                .lookup(&group)
+                .ok_or("pending annotation for a missing group")?;
+            let cg = s.groups.get_mut(g);
+            let p = cg
+                .pel_idx(&id)
+                .ok_or("pending annotation for an entry not pending")?;
+            cg.move_to_tail(p);
+        }
+        LogItem::Other => {}
+        LogItem::Command(argv) => {
+            if argv[0].eq_ignore_ascii_case(b"SELECT") && argv.len() == 2 {
+                *db = std::str::from_utf8(&argv[1])
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .filter(|&d: &usize| d < NUM_DBS)
+                    .ok_or("bad SELECT")?;
+                return Ok(false);
+            }
+            let refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+            let mut ctx = Ctx::new(ks, *db, *now, 2);
+            ctx.replaying = true;
+            ctx.deny_blocking = true;
+            let out = command::execute(&mut ctx, &refs);
+            if let Outcome::Reply(Reply::Error(e)) = out {
+                let name = String::from_utf8_lossy(&argv[0]).into_owned();
+                return Err(format!("{name} failed on replay: {e}"));
+            }
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn is_cmd(item: &LogItem, name: &[u8]) -> bool {
+    matches!(item, LogItem::Command(a) if a.len() == 1 && a[0].eq_ignore_ascii_case(name))
+}
+
+/// Replay one log file into `ks`. Returns (commands replayed, cut tail if any). The
+/// records of one command come wrapped in MULTI/EXEC; a MULTI whose EXEC is missing at
+/// the end of the log is a cut tail (the crash happened while it was written).
 pub fn replay_log(
     ks: &mut Keyspace,
     path: &Path,
@@ -472,70 +562,50 @@ pub fn replay_log(
     let mut db = 0usize;
     let mut now = ks.clock.now_ms();
     let mut commands = 0u64;
+    let mut block: Option<(usize, Vec<(usize, LogItem)>)> = None;
     for (offset, item) in items {
-        match item {
-            LogItem::Time(t) => {
-                now = t;
-                if t > ks.last_now {
-                    ks.last_now = t;
+        if is_cmd(&item, b"MULTI") {
+            if block.is_some() {
+                return Err(corrupt(path, offset as u64, "nested MULTI"));
+            }
+            block = Some((offset, Vec::new()));
+            continue;
+        }
+        if is_cmd(&item, b"EXEC") {
+            let Some((_, items)) = block.take() else {
+                return Err(corrupt(path, offset as u64, "EXEC without MULTI"));
+            };
+            for (off, it) in items {
+                if apply_item(ks, &mut db, &mut now, it)
+                    .map_err(|m| corrupt(path, off as u64, &m))?
+                {
+                    commands += 1;
                 }
             }
-            LogItem::Config(n, v) => {
-                ks.config
-                    .set(&n, &v)
-                    .map_err(|m| corrupt(path, offset as u64, &m))?;
-            }
-            LogItem::ConsumerTimes {
-                key,
-                group,
-                consumer,
-                seen,
-                active,
-            } => {
-                apply_consumer_times(ks, db, &key, &group, &consumer, seen, active)
-                    .map_err(|m| corrupt(path, offset as u64, &m))?;
-            }
-            LogItem::Other => {}
-            LogItem::Command(argv) => {
-                if argv[0].eq_ignore_ascii_case(b"SELECT") && argv.len() == 2 {
-                    db = std::str::from_utf8(&argv[1])
-                        .ok()
-                        .and_then(|s| s.parse().ok())
-                        .filter(|&d: &usize| d < NUM_DBS)
-                        .ok_or_else(|| corrupt(path, offset as u64, "bad SELECT"))?;
-                    continue;
+            continue;
+        }
+        match &mut block {
+            Some((_, items)) => items.push((offset, item)),
+            None => {
+                if apply_item(ks, &mut db, &mut now, item)
+                    .map_err(|m| corrupt(path, offset as u64, &m))?
+                {
+                    commands += 1;
                 }
-                let refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
-                let mut ctx = Ctx::new(ks, db, now, 2);
-                ctx.replaying = true;
-                ctx.deny_blocking = true;
-                let out = command::execute(&mut ctx, &refs);
-                if let Outcome::Reply(Reply::Error(e)) = out {
-                    let name = String::from_utf8_lossy(&argv[0]).into_owned();
-                    return Err(corrupt(
-                        path,
-                        offset as u64,
-                        &format!("{name} failed on replay: {e}"),
-                    ));
-                }
-                commands += 1;
             }
         }
     }
     match stop {
-        ParseStop::End => Ok((commands, None)),
-        ParseStop::Truncated { offset } => Ok((commands, Some(offset as u64))),
         ParseStop::Corrupt { offset, message } => Err(corrupt(path, offset as u64, &message)),
+        ParseStop::End => Ok((commands, block.map(|(off, _)| off as u64))),
+        ParseStop::Truncated { offset } => Ok((
+            commands,
+            Some(block.map(|(off, _)| off).unwrap_or(offset) as u64),
+        )),
     }
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>, PersistError> {
-    fs::read(path).map_err(|e| io_err(path, e))
-}
-
-/// Load the keyspace of the store in `dir` without opening it for writing (no lock, no
-/// repair): for tools and read-only opens.
-pub fn load(dir: &Path, config: Config) -> Result<(Keyspace, Manifest, LoadReport), PersistError> {
+fn read_manifest(dir: &Path) -> Result<(String, Manifest), PersistError> {
     let mpath = dir.join(MANIFEST);
     let text = match fs::read(&mpath) {
         Ok(t) => t,
@@ -548,12 +618,25 @@ pub fn load(dir: &Path, config: Config) -> Result<(Keyspace, Manifest, LoadRepor
         Err(e) => return Err(io_err(&mpath, e)),
     };
     let text = String::from_utf8(text).map_err(|_| corrupt(&mpath, 0, "manifest is not text"))?;
-    let manifest = Manifest::parse(&text, &mpath)?;
+    let m = Manifest::parse(&text, &mpath)?;
+    Ok((text, m))
+}
+
+fn load_once(
+    dir: &Path,
+    manifest: &Manifest,
+    config: Config,
+) -> Result<(Keyspace, LoadReport), PersistError> {
+    let missing = |p: &Path| corrupt(p, 0, "listed in the MANIFEST but missing");
     let mut report = LoadReport::default();
     let mut ks = match manifest.base {
         Some(b) => {
             let p = dir.join(snapshot_name(b));
-            let data = read_file(&p)?;
+            let data = match fs::read(&p) {
+                Ok(d) => d,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(missing(&p)),
+                Err(e) => return Err(io_err(&p, e)),
+            };
             report.snapshot = Some(snapshot_name(b));
             snapshot::load(&data, config).map_err(|e| corrupt(&p, e.offset, &e.message))?
         }
@@ -564,7 +647,7 @@ pub fn load(dir: &Path, config: Config) -> Result<(Keyspace, Manifest, LoadRepor
         let p = dir.join(log_name(seq));
         let data = match fs::read(&p) {
             Ok(d) => d,
-            Err(e) if e.kind() == io::ErrorKind::NotFound && i == last => Vec::new(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(missing(&p)),
             Err(e) => return Err(io_err(&p, e)),
         };
         let (n, cut) = replay_log(&mut ks, &p, &data)?;
@@ -583,7 +666,48 @@ pub fn load(dir: &Path, config: Config) -> Result<(Keyspace, Manifest, LoadRepor
                 .push((log_name(seq), off, data.len() as u64 - off));
         }
     }
-    Ok((ks, manifest, report))
+    Ok((ks, report))
+}
+
+/// Load the keyspace of the store in `dir` without opening it for writing (no lock, no
+/// repair): for tools and read-only opens. A writer compacting meanwhile can delete the
+/// files an older MANIFEST lists; the load then starts over with the new MANIFEST.
+pub fn load(dir: &Path, config: Config) -> Result<(Keyspace, Manifest, LoadReport), PersistError> {
+    let mut attempts = 0;
+    loop {
+        let (text, manifest) = read_manifest(dir)?;
+        match load_once(dir, &manifest, config.clone()) {
+            Ok((ks, report)) => return Ok((ks, manifest, report)),
+            Err(e) => {
+                attempts += 1;
+                let changed = read_manifest(dir).map(|(t, _)| t != text).unwrap_or(false);
+                if !changed || attempts >= 20 {
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
+/// Remove files of ours that the manifest does not list (left by a crash during a
+/// compaction, or by a compaction whose cleanup was interrupted). Unknown files are left.
+fn remove_leftovers(dir: &Path, m: &Manifest) {
+    let mut keep: Vec<String> = m.incr.iter().map(|&i| log_name(i)).collect();
+    if let Some(b) = m.base {
+        keep.push(snapshot_name(b));
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let ours = name.ends_with(".tmp")
+            || (name.starts_with("snapshot.") && name.ends_with(".xss"))
+            || (name.starts_with("log.") && name.ends_with(".aof"));
+        if ours && !keep.contains(&name) {
+            let _ = fs::remove_file(e.path());
+        }
+    }
 }
 
 /// Open (creating if needed) the store in `dir` for writing: take the lock, load, drop a
@@ -645,6 +769,7 @@ pub fn open(
         ));
     }
     let (mut ks, manifest, report) = load(dir, config)?;
+    remove_leftovers(dir, &manifest);
     let seq = *manifest.incr.last().expect("manifest has a log");
     let lp = dir.join(log_name(seq));
     if let Some((_, off, _)) = report.truncated.last() {

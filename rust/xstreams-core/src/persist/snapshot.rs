@@ -166,6 +166,7 @@ fn encode_stream_header(s: &Stream) -> Vec<u8> {
     e.u64(s.idmp.maxsize);
     e.u64(s.idmp.iids_added);
     e.u64(s.idmp.iids_duplicates);
+    e.u8(u8::from(s.idmp.is_tracked()));
     let producers: Vec<_> = s.idmp.producers().collect();
     e.u64(producers.len() as u64);
     for (pid, p) in producers {
@@ -433,6 +434,7 @@ fn decode_stream_header(d: &mut Dec<'_>) -> Result<StreamHeader, String> {
     let maxsize = d.u64()?;
     let iids_added = d.u64()?;
     let iids_dup = d.u64()?;
+    let tracked = d.u8()? != 0;
     let np = d.count(12)?;
     let mut producers = Vec::with_capacity(np);
     for _ in 0..np {
@@ -444,7 +446,7 @@ fn decode_stream_header(d: &mut Dec<'_>) -> Result<StreamHeader, String> {
         }
         producers.push((pid, iids));
     }
-    let idmp = IdmpState::restore(duration, maxsize, iids_added, iids_dup, producers)?;
+    let idmp = IdmpState::restore(duration, maxsize, iids_added, iids_dup, tracked, producers)?;
     let ng = d.count(36)?;
     let mut groups = Vec::with_capacity(ng);
     for _ in 0..ng {
@@ -518,6 +520,14 @@ pub fn decode_node(payload: &[u8]) -> Result<(u8, Vec<u8>, StreamNode), String> 
 /// Load a whole snapshot into a keyspace (settings from the snapshot replace `config`'s).
 pub fn load(buf: &[u8], config: Config) -> Result<Keyspace, SnapshotError> {
     let mut off = read_header(buf)?;
+    // The index (which partial readers follow) must be intact too.
+    let index = read_index(buf)?;
+    let t = buf.len() - 24;
+    let ioff = u64::from_le_bytes(buf[t..t + 8].try_into().expect("8 bytes"));
+    let ilen = u64::from_le_bytes(buf[t + 8..t + 16].try_into().expect("8 bytes"));
+    if ioff.checked_add(ilen) != Some(t as u64) {
+        return Err(err(t, "trailer's index length does not reach the trailer"));
+    }
     let mut ks = Keyspace::new(config);
     let end_of_sections = buf.len() - 24;
     while off < end_of_sections {
@@ -588,11 +598,34 @@ pub fn load(buf: &[u8], config: Config) -> Result<Keyspace, SnapshotError> {
                 off = noff;
                 continue;
             }
-            TAG_INDEX => {}
+            TAG_INDEX => {
+                if off as u64 != ioff {
+                    return Err(err(off, "a second index section"));
+                }
+            }
             TAG_NODE => return Err(err(off, "node section outside a stream")),
             other => return Err(err(off, format!("unknown section tag {other}"))),
         }
         off = next;
+    }
+    let loaded: usize = ks.dbs.iter().map(|d| d.len()).sum();
+    if loaded != index.len() {
+        return Err(err(
+            ioff as usize,
+            "the index does not list the keys the file holds",
+        ));
+    }
+    for k in &index {
+        let ok = match ks.dbs.get(k.db as usize).and_then(|d| d.get(&k.key)) {
+            Some(e) => match &e.value {
+                Value::Stream(s) => k.kind == 1 && s.node_count() == k.nodes.len(),
+                Value::Str(_) => k.kind == 0,
+            },
+            None => false,
+        };
+        if !ok {
+            return Err(err(ioff as usize, "the index does not match the sections"));
+        }
     }
     Ok(ks)
 }

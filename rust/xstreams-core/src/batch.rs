@@ -139,16 +139,28 @@ impl RowOutcome {
     }
 }
 
-fn run_one(ks: &mut Keyspace, db: usize, now: i64, argv: &[&[u8]]) -> (Reply, bool) {
+/// Run one command directly on the keyspace, collecting the keys it signals.
+fn run_one(
+    ks: &mut Keyspace,
+    db: usize,
+    now: i64,
+    argv: &[&[u8]],
+    signals: &mut Vec<(usize, Vec<u8>)>,
+    flushed_dbs: &mut u32,
+) -> Reply {
     let mut ctx = Ctx::new(ks, db, now, 2);
     ctx.deny_blocking = true;
     let out = command::execute(&mut ctx, argv);
-    let signalled = !ctx.signals.is_empty() || ctx.flushed;
-    let reply = match out {
+    for s in ctx.signals.drain(..) {
+        if !signals.contains(&s) {
+            signals.push(s);
+        }
+    }
+    *flushed_dbs |= ctx.flushed_dbs;
+    match out {
         Outcome::Reply(r) => r,
         Outcome::Block(_) => Reply::NilArray,
-    };
-    (reply, signalled)
+    }
 }
 
 fn duplicates_of(ks: &Keyspace, db: usize, key: &[u8]) -> u64 {
@@ -236,23 +248,22 @@ impl Store {
             }
             return Ok(self.xadd_rows_logged(db, rows));
         }
-        // A store opened read-only has no journal; its refusal is what every write sees.
-        // (A write command whose arguments fail before any key is touched: no effect.)
-        if let Reply::Error(e) = self.execute_in(db, 2, &[b"XTRIM", b"k", b"MAXLEN", b"-1"]) {
-            if e.starts_with("READONLY") {
-                return Ok(vec![RowOutcome::Error(e); rows.len]);
-            }
+        // A store opened read-only has no journal; every row gets the refusal a write sees.
+        if self.is_read_only() {
+            let e = crate::store::READ_ONLY_ERROR.to_string();
+            return Ok(vec![RowOutcome::Error(e); rows.len]);
         }
         Ok(self.xadd_rows_direct(db, rows))
     }
 
     fn xadd_rows_direct(&self, db: usize, rows: &XaddRows<'_>) -> Vec<RowOutcome> {
         let mut out = Vec::with_capacity(rows.len);
-        let mut woke = false;
-        let clock = self.with_keyspace(|ks| {
+        self.with_keyspace_signaling(|ks, signals, flushed_dbs| {
             let saved = ks.clock;
             let mut argv: Vec<&[u8]> = Vec::with_capacity(8 + 2 * rows.fields.len());
             let mut prev: Option<&[u8]> = None;
+            let idmp = !matches!(rows.idmp, Idmp::Off);
+            let mut last: Option<(&[u8], u64)> = None;
             for i in 0..rows.len {
                 rows.argv(i, &mut argv);
                 let key = argv[1];
@@ -262,35 +273,42 @@ impl Store {
                 let now = ks.command_time();
                 if rows.forget {
                     if let Some(p) = prev.filter(|p| *p != key) {
-                        run_one(ks, db, now, &[b"DEL", p]);
+                        run_one(ks, db, now, &[b"DEL", p], signals, flushed_dbs);
+                        last = None;
                     }
                     prev = Some(key);
                 }
                 ks.sweep(now, false);
-                let before = duplicates_of(ks, db, key);
-                let (reply, signalled) = run_one(ks, db, now, &argv);
-                woke |= signalled;
-                let dup = duplicates_of(ks, db, key) > before;
+                // Only an IDMP row can be a duplicate; nothing else changes the counter
+                // between two rows, so the previous row's count of the same key serves.
+                let before = match last {
+                    _ if !idmp => 0,
+                    Some((k, n)) if k == key => n,
+                    _ => duplicates_of(ks, db, key),
+                };
+                let reply = run_one(ks, db, now, &argv, signals, flushed_dbs);
+                let dup = idmp && {
+                    let after = duplicates_of(ks, db, key);
+                    last = Some((key, after));
+                    after > before
+                };
                 out.push(outcome(reply, dup));
             }
             if let Some(p) = prev {
                 let now = ks.command_time();
-                run_one(ks, db, now, &[b"XTRIM", p, b"MAXLEN", b"0"]);
+                run_one(
+                    ks,
+                    db,
+                    now,
+                    &[b"XTRIM", p, b"MAXLEN", b"0"],
+                    signals,
+                    flushed_dbs,
+                );
             }
             if rows.times.is_some() {
                 ks.clock = saved;
             }
-            saved
         });
-        if woke && !rows.forget {
-            // Blocked readers are woken by signals that only `Store::run` publishes; wake
-            // them all instead (a spurious wake-up only re-blocks a reader, in its order).
-            if clock.is_pinned() {
-                self.advance_clock(0);
-            } else {
-                self.set_clock(None);
-            }
-        }
         out
     }
 

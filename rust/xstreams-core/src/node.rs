@@ -2,15 +2,18 @@
 //! of the first entry ever added to it (its *master ID*).
 //!
 //! Like Redis, a node keeps the field names of its first entry (the *master fields*); an
-//! entry with exactly those fields stores only its values. Unlike Redis, deleted entries
-//! are removed from the buffer at once; the node only counts them (`deleted`) and keeps the
-//! listpack byte size Redis would have ([`crate::lpsize`]), so nodes fill up and split at
-//! the same entries as in redis-server.
+//! entry with exactly those fields stores only its values. Like Redis, a deleted entry
+//! stays in place as a tombstone (flag `DELETED`), because the position of tombstones
+//! decides where some trims stop once XSETID has moved a stream's last ID back; unlike
+//! Redis, a tombstone drops its fields and values (5 bytes or so remain). The node also
+//! keeps the listpack byte size Redis would have ([`crate::lpsize`]), so nodes fill up and
+//! split at the same entries as in redis-server.
 //!
 //! Buffer layout (all integers LEB128 varints unless noted):
 //! ```text
 //! [nfields][len field]*                         master fields
 //! entry*:  [flags u8][ms delta][seq][payload len][payload][backlen (reverse varint)]
+//!   flags: 1 = deleted (tombstone, empty payload), 2 = same fields as the master
 //!   payload, same fields:  [len value]*          (nfields master values)
 //!   payload, own fields:   [n][len field len value]*
 //! ```
@@ -21,6 +24,7 @@
 use crate::id::StreamId;
 use crate::lpsize;
 
+const FLAG_DELETED: u8 = 1;
 const FLAG_SAMEFIELDS: u8 = 2;
 
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
@@ -97,8 +101,9 @@ fn get_backlen(buf: &[u8], end: usize) -> (u64, usize) {
     (v, used)
 }
 
-/// A packed block of stream entries. Invariant: `live >= 1` while the node is in a stream
-/// (a node whose last live entry is deleted is removed from the stream).
+/// A packed block of stream entries. Deleting a node's last live entry with XDEL removes
+/// the node, but a partial trim may leave a node of tombstones only (MINID below a
+/// node's highest, already deleted, ID), as redis-server does.
 #[derive(Clone, Debug)]
 pub struct StreamNode {
     master: StreamId,
@@ -123,6 +128,8 @@ pub struct EntryView<'a> {
     pub len: usize,
     node: &'a StreamNode,
     same_fields: bool,
+    /// A tombstone (only seen by the raw walks used for trimming and validation).
+    pub deleted: bool,
     payload: &'a [u8],
 }
 
@@ -355,24 +362,25 @@ impl StreamNode {
             len: body_len + backlen_size(body_len as u64),
             node: self,
             same_fields: flags & FLAG_SAMEFIELDS != 0,
+            deleted: flags & FLAG_DELETED != 0,
             payload,
         }
     }
 
-    /// Entries in ascending ID order.
-    pub fn iter(&self) -> NodeIter<'_> {
-        NodeIter {
-            node: self,
-            front: self.master_len as usize,
-            back: self.buf.len(),
-        }
+    /// Every entry, tombstones included, in append order.
+    fn raw_iter(&self) -> NodeIter<'_> {
+        NodeIter { node: self, front: self.master_len as usize, back: self.buf.len(), live_only: false }
     }
 
-    /// The entry with this ID, if live in this node.
+    /// Live entries in append order (which is ascending ID order: a new entry is always
+    /// greater than every live entry of the stream).
+    pub fn iter(&self) -> NodeIter<'_> {
+        NodeIter { node: self, front: self.master_len as usize, back: self.buf.len(), live_only: true }
+    }
+
+    /// The live entry with this ID, scanning as redis-server's iterator does (stop at the
+    /// first live entry beyond it).
     pub fn find(&self, id: StreamId) -> Option<EntryView<'_>> {
-        if id < self.master || id > self.last {
-            return None;
-        }
         for e in self.iter() {
             if e.id == id {
                 return Some(e);
@@ -394,10 +402,29 @@ impl StreamNode {
         self.iter().next_back()
     }
 
-    /// Delete the live entry at `offset` (from an [`EntryView`]); it stays accounted as a
-    /// tombstone. Returns the number of live entries left.
+    /// The tombstone bytes replacing a live entry at `offset` (flags, ID, empty payload).
+    fn tombstone_bytes(&self, offset: usize) -> Vec<u8> {
+        let buf = &self.buf;
+        let mut p = offset;
+        let flags = buf[p] | FLAG_DELETED;
+        p += 1;
+        let ms_delta = get_varint(buf, &mut p);
+        let seq_raw = get_varint(buf, &mut p);
+        let mut out = Vec::with_capacity(24);
+        out.push(flags);
+        put_varint(&mut out, ms_delta);
+        put_varint(&mut out, seq_raw);
+        put_varint(&mut out, 0);
+        let body = out.len() as u64;
+        put_backlen(&mut out, body);
+        out
+    }
+
+    /// Turn the live entry at `offset` (from an [`EntryView`]) into a tombstone. Returns
+    /// the number of live entries left.
     pub fn delete_at(&mut self, offset: usize, len: usize) -> u64 {
-        self.buf.drain(offset..offset + len);
+        let t = self.tombstone_bytes(offset);
+        self.buf.splice(offset..offset + len, t);
         self.live -= 1;
         self.deleted += 1;
         self.live()
@@ -414,34 +441,33 @@ impl StreamNode {
         }
     }
 
-    /// Delete, in one pass, every live entry for which `pred` returns true, stopping at the
-    /// first entry for which `stop` returns true. Returns the IDs deleted, in order.
+    /// Walk the entries in append order, tombstones included, as redis-server's trim
+    /// does: stop at the first entry for which `stop(id, deleted so far)` is true, and turn
+    /// every live entry for which `pred` is true into a tombstone. Returns the IDs deleted.
     pub fn delete_while<S, P>(&mut self, mut stop: S, mut pred: P) -> Vec<StreamId>
     where
         S: FnMut(StreamId, u64) -> bool,
         P: FnMut(StreamId) -> bool,
     {
         let mut removed = Vec::new();
-        let mut keep: Vec<(usize, usize)> = Vec::new();
+        let mut plan: Vec<(usize, usize, bool)> = Vec::new();
         let mut off = self.master_len as usize;
         let end = self.buf.len();
         let mut stopped_at = end;
-        let mut deleted_now: u64 = 0;
         while off < end {
-            let (id, len) = {
+            let (id, len, deleted) = {
                 let v = self.view_at(off);
-                (v.id, v.len)
+                (v.id, v.len, v.deleted)
             };
-            if stop(id, deleted_now) {
+            if stop(id, removed.len() as u64) {
                 stopped_at = off;
                 break;
             }
-            if pred(id) {
+            let kill = !deleted && pred(id);
+            if kill {
                 removed.push(id);
-                deleted_now += 1;
-            } else {
-                keep.push((off, len));
             }
+            plan.push((off, len, kill));
             off += len;
         }
         if removed.is_empty() {
@@ -449,8 +475,12 @@ impl StreamNode {
         }
         let mut nbuf = Vec::with_capacity(self.buf.len());
         nbuf.extend_from_slice(&self.buf[..self.master_len as usize]);
-        for (o, l) in keep {
-            nbuf.extend_from_slice(&self.buf[o..o + l]);
+        for (o, l, kill) in plan {
+            if kill {
+                nbuf.extend_from_slice(&self.tombstone_bytes(o));
+            } else {
+                nbuf.extend_from_slice(&self.buf[o..o + l]);
+            }
         }
         nbuf.extend_from_slice(&self.buf[stopped_at..]);
         self.buf = nbuf;
@@ -511,31 +541,41 @@ impl StreamNode {
         Ok(node)
     }
 
-    /// Check internal consistency (used by tests and `validate()`).
+    /// Check internal consistency (used by tests and `validate()`): counters match the
+    /// buffer, live entries ascend, tombstones carry no payload, the last appended entry is
+    /// `last`, and both walk directions agree.
     pub fn validate(&self) -> Result<(), String> {
-        let mut n = 0u32;
+        let (mut live, mut deleted) = (0u32, 0u32);
         let mut prev: Option<StreamId> = None;
-        for e in self.iter() {
-            if e.id < self.master || e.id > self.last {
-                return Err(format!(
-                    "entry {} outside node range {}..{}",
-                    e.id, self.master, self.last
-                ));
+        let mut last_any = None;
+        for e in self.raw_iter() {
+            last_any = Some(e.id);
+            if e.deleted {
+                if !e.payload.is_empty() {
+                    return Err(format!("tombstone {} keeps a payload", e.id));
+                }
+                deleted += 1;
+                continue;
             }
             if let Some(p) = prev {
                 if e.id <= p {
-                    return Err(format!("entries out of order: {p} then {}", e.id));
+                    return Err(format!("live entries out of order: {p} then {}", e.id));
                 }
             }
             let _ = e.pairs().count();
             prev = Some(e.id);
-            n += 1;
+            live += 1;
         }
-        if n != self.live {
-            return Err(format!("node counts {} live entries, holds {n}", self.live));
+        if live != self.live || deleted != self.deleted {
+            return Err(format!(
+                "node counts {}/{} live/deleted entries, holds {live}/{deleted}",
+                self.live, self.deleted
+            ));
         }
-        let back: u32 = self.iter().rev().count() as u32;
-        if back != n {
+        if last_any != Some(self.last) {
+            return Err(format!("last appended entry is {last_any:?}, node says {}", self.last));
+        }
+        if self.iter().rev().count() as u32 != live || self.raw_iter().rev().count() as u32 != live + deleted {
             return Err("forward and backward walks differ".into());
         }
         Ok(())
@@ -580,7 +620,7 @@ fn check_entries(buf: &[u8], nfields_master: usize) -> Result<(), String> {
         let start = off;
         let flags = buf[off];
         off += 1;
-        if flags & !FLAG_SAMEFIELDS != 0 {
+        if flags & !(FLAG_SAMEFIELDS | FLAG_DELETED) != 0 {
             return Err(format!("bad entry flags at {start}"));
         }
         checked_varint(buf, &mut off).ok_or("bad ms delta")?;
@@ -592,8 +632,13 @@ fn check_entries(buf: &[u8], nfields_master: usize) -> Result<(), String> {
             .filter(|&e| e <= buf.len())
             .ok_or("payload overruns")?;
         let payload = &buf[pstart..pend];
+        if flags & FLAG_DELETED != 0 && !payload.is_empty() {
+            return Err(format!("tombstone with a payload at {start}"));
+        }
         let mut q = 0usize;
-        let pairs = if flags & FLAG_SAMEFIELDS != 0 {
+        let pairs = if flags & FLAG_DELETED != 0 {
+            0
+        } else if flags & FLAG_SAMEFIELDS != 0 {
             for _ in 0..nfields_master {
                 let l = checked_varint(payload, &mut q).ok_or("bad value length")? as usize;
                 q = q
@@ -629,35 +674,40 @@ fn check_entries(buf: &[u8], nfields_master: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// Double-ended iterator over the live entries of a node.
+/// Double-ended iterator over the entries of a node (live ones only, or all).
 pub struct NodeIter<'a> {
     node: &'a StreamNode,
     front: usize,
     back: usize,
+    live_only: bool,
 }
 
 impl<'a> Iterator for NodeIter<'a> {
     type Item = EntryView<'a>;
     fn next(&mut self) -> Option<EntryView<'a>> {
-        if self.front >= self.back {
-            return None;
+        while self.front < self.back {
+            let v = self.node.view_at(self.front);
+            self.front += v.len;
+            if !(self.live_only && v.deleted) {
+                return Some(v);
+            }
         }
-        let v = self.node.view_at(self.front);
-        self.front += v.len;
-        Some(v)
+        None
     }
 }
 
 impl<'a> DoubleEndedIterator for NodeIter<'a> {
     fn next_back(&mut self) -> Option<EntryView<'a>> {
-        if self.front >= self.back {
-            return None;
+        while self.front < self.back {
+            let (body, used) = get_backlen(&self.node.buf, self.back);
+            let start = self.back - used - body as usize;
+            let v = self.node.view_at(start);
+            self.back = start;
+            if !(self.live_only && v.deleted) {
+                return Some(v);
+            }
         }
-        let (body, used) = get_backlen(&self.node.buf, self.back);
-        let start = self.back - used - body as usize;
-        let v = self.node.view_at(start);
-        self.back = start;
-        Some(v)
+        None
     }
 }
 

@@ -14,7 +14,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::command::{self, BlockRequest, Ctx, Outcome, Propagation};
 use crate::config::Config;
-use crate::db::{Keyspace, NUM_DBS};
+use crate::db::{Keyspace, Value, NUM_DBS};
 use crate::error::CmdError;
 use crate::persist::{self, Fsync, Journal, LoadReport, Options, PersistError};
 use crate::reply::Reply;
@@ -23,6 +23,8 @@ use crate::reply::Reply;
 struct Waiter {
     db: usize,
     keys: Vec<Vec<u8>>,
+    /// See [`BlockRequest::unblock_on_nokey`].
+    unblock_on_nokey: bool,
     /// Signaled since it blocked: it will run again when no older woken waiter on one of
     /// its keys is still waiting to run (redis-server serves blocked clients of a key in
     /// the order they blocked).
@@ -42,14 +44,30 @@ struct State {
 }
 
 impl State {
-    /// Mark the waiters on `signals` (or all, after a flush) as woken.
-    fn publish(&mut self, db: usize, signals: Vec<Vec<u8>>, flushed: bool) -> bool {
-        if self.waiters.is_empty() || (signals.is_empty() && !flushed) {
+    /// Mark as woken the waiters that `signals` (and the databases in `flushed_dbs`) make
+    /// ready, as redis-server serves keys made ready: a reader wakes when one of its
+    /// signaled keys is a stream, and XREADGROUP also when it was deleted or replaced.
+    fn publish(&mut self, signals: &[(usize, Vec<u8>)], flushed_dbs: u32) -> bool {
+        if self.waiters.is_empty() || (signals.is_empty() && flushed_dbs == 0) {
             return false;
         }
+        let now = self.ks.clock.now_ms();
+        let dbs = &self.ks.dbs;
         let mut wake = false;
         for w in self.waiters.values_mut() {
-            if flushed || (w.db == db && w.keys.iter().any(|k| signals.contains(k))) {
+            let all = flushed_dbs & (1 << w.db) != 0;
+            let ready = w.keys.iter().any(|k| {
+                if !all && !signals.iter().any(|(d, s)| *d == w.db && s == k) {
+                    return false;
+                }
+                w.unblock_on_nokey
+                    || matches!(
+                        dbs[w.db].get(k),
+                        Some(e) if matches!(e.value, Value::Stream(_))
+                            && e.expire_at.is_none_or(|t| t > now)
+                    )
+            });
+            if ready {
                 w.woken = true;
                 wake = true;
             }
@@ -57,20 +75,21 @@ impl State {
         wake
     }
 
-    /// Wake every waiter (clock changes, close).
+    /// Wake every waiter (close).
     fn wake_all(&mut self) {
         for w in self.waiters.values_mut() {
             w.woken = true;
         }
     }
 
-    fn block(&mut self, db: usize, keys: &[Vec<u8>]) -> u64 {
+    fn block(&mut self, db: usize, req: &BlockRequest) -> u64 {
         self.next_ticket += 1;
         self.waiters.insert(
             self.next_ticket,
             Waiter {
                 db,
-                keys: keys.to_vec(),
+                keys: req.keys.clone(),
+                unblock_on_nokey: req.unblock_on_nokey,
                 woken: false,
             },
         );
@@ -142,6 +161,9 @@ pub enum Step {
 
 /// Error of the commands of an atomic batch discarded because one was rejected.
 pub const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
+
+/// Error of write commands on a store opened read-only.
+pub const READ_ONLY_ERROR: &str = "READONLY You can't write against a read only store.";
 
 /// Error line returned to a blocked caller when the store is closed.
 pub const CLOSED_ERROR: &str = "ERR the store was closed";
@@ -234,9 +256,7 @@ impl Store {
         let now = st.ks.command_time();
         st.ks.sweep(now, false);
         let reject = if st.read_only {
-            Some(CmdError::coded(
-                "READONLY You can't write against a read only store.",
-            ))
+            Some(CmdError::coded(READ_ONLY_ERROR))
         } else {
             st.journal
                 .as_ref()
@@ -251,7 +271,7 @@ impl Store {
         }
         let mut out = command::execute(&mut ctx, args);
         let signals = std::mem::take(&mut ctx.signals);
-        let flushed = ctx.flushed;
+        let flushed_dbs = ctx.flushed_dbs;
         let prop = ctx.prop.take();
         if let (Some(j), Some(p)) = (st.journal.as_mut(), prop) {
             if !p.also.is_empty() {
@@ -266,7 +286,7 @@ impl Store {
                 }
             }
         }
-        let wake = st.publish(db, signals, flushed);
+        let wake = st.publish(&signals, flushed_dbs);
         (out, wake)
     }
 
@@ -329,7 +349,7 @@ impl Store {
                 } else {
                     None
                 };
-                let ticket = st.block(db, &req.keys);
+                let ticket = st.block(db, &req);
                 let shared = Arc::downgrade(&self.shared);
                 Step::Blocked(BlockedCall {
                     db,
@@ -411,7 +431,7 @@ impl Store {
             Outcome::Block(req) => {
                 // Back at the end of the line, keeping the original deadline, as
                 // redis-server does for re-executed commands.
-                call.ticket = st.block(call.db, &req.keys);
+                call.ticket = st.block(call.db, &req);
                 call.req = req;
                 Step::Blocked(call)
             }
@@ -499,7 +519,7 @@ impl Store {
     pub fn set_clock(&self, ms: Option<i64>) {
         let mut st = self.shared.state.lock();
         st.ks.clock.set(ms);
-        st.wake_all();
+        // Waiters re-check their claim deadlines against the new time.
         drop(st);
         self.shared.cond.notify_all();
     }
@@ -508,7 +528,6 @@ impl Store {
     pub fn advance_clock(&self, delta: i64) {
         let mut st = self.shared.state.lock();
         st.ks.clock.advance(delta);
-        st.wake_all();
         drop(st);
         self.shared.cond.notify_all();
     }
@@ -534,6 +553,26 @@ impl Store {
     pub fn with_keyspace<R>(&self, f: impl FnOnce(&mut Keyspace) -> R) -> R {
         let mut st = self.shared.state.lock();
         f(&mut st.ks)
+    }
+
+    /// Like [`Store::with_keyspace`] for code that runs commands on the keyspace directly:
+    /// the keys they signal (collected by `f`) wake blocked readers afterwards.
+    pub(crate) fn with_keyspace_signaling<R>(
+        &self,
+        f: impl FnOnce(&mut Keyspace, &mut Vec<(usize, Vec<u8>)>, &mut u32) -> R,
+    ) -> R {
+        let mut st = self.shared.state.lock();
+        let (mut signals, mut flushed_dbs) = (Vec::new(), 0);
+        let r = f(&mut st.ks, &mut signals, &mut flushed_dbs);
+        if st.publish(&signals, flushed_dbs) {
+            self.shared.cond.notify_all();
+        }
+        r
+    }
+
+    /// Was the store opened read-only?
+    pub fn is_read_only(&self) -> bool {
+        self.shared.state.lock().read_only
     }
 
     /// Run the IDMP sweep and key expiry now.

@@ -473,26 +473,42 @@ impl Stream {
         RangeIter::new(&self.rax, start, end, rev)
     }
 
+    /// Where the live entry with this ID is: (node key, offset, length). Scans as
+    /// redis-server's iterator does: from the last node whose first ID is <= `id` (or the
+    /// first node), stopping at the first live entry beyond `id`.
+    fn locate(&self, id: StreamId) -> Option<([u8; 16], usize, usize)> {
+        let mut cur = self.rax.seek_le(&id.to_key()).or_else(|| self.rax.first());
+        while let Some((key, node)) = cur {
+            for e in node.iter() {
+                if e.id == id {
+                    return Some((key, e.offset, e.len));
+                }
+                if e.id > id {
+                    return None;
+                }
+            }
+            cur = self.rax.next_after(&key);
+        }
+        None
+    }
+
     /// The live entry with this ID.
     pub fn get(&self, id: StreamId) -> Option<EntryView<'_>> {
-        let (_, node) = self.rax.seek_le(&id.to_key())?;
-        node.find(id)
+        let (key, offset, _) = self.locate(id)?;
+        self.rax.get(&key)?.iter().find(|e| e.offset == offset)
     }
 
     /// Is the entry live?
     pub fn contains(&self, id: StreamId) -> bool {
-        self.get(id).is_some()
+        self.locate(id).is_some()
     }
 
     /// Delete one live entry (no first-ID / tombstone bookkeeping; see [`Stream::xdel`]).
     pub fn delete_item(&mut self, id: StreamId) -> bool {
-        let Some((key, _)) = self.rax.seek_le(&id.to_key()) else {
+        let Some((key, off, len)) = self.locate(id) else {
             return false;
         };
         let node = self.rax.get_mut(&key).expect("key exists");
-        let Some((off, len)) = node.find(id).map(|e| (e.offset, e.len)) else {
-            return false;
-        };
         // Redis removes the node when it deletes its last live entry.
         if node.live() == 1 {
             self.rax.remove(&key);
@@ -668,33 +684,25 @@ impl Stream {
     /// Check every invariant of the stream, its nodes, groups and IDMP state.
     pub fn validate(&self) -> Result<(), String> {
         self.rax.validate()?;
+        // Node keys are their first entries' IDs; live entries ascend across the whole
+        // stream. (Node ranges counting tombstones may overlap, and tombstones may lie above
+        // the last ID, once XSETID moved the last ID back: both happen in Redis too.)
         let mut live = 0u64;
-        let mut prev_last: Option<StreamId> = None;
+        let mut prev: Option<StreamId> = None;
         for (key, node) in self.rax.iter() {
             node.validate()?;
             if StreamId::from_key(&key) != node.master_id() {
-                return Err(format!(
-                    "node keyed {} has master {}",
-                    StreamId::from_key(&key),
-                    node.master_id()
-                ));
+                return Err(format!("node keyed {} has master {}", StreamId::from_key(&key), node.master_id()));
             }
-            if let Some(p) = prev_last {
-                if node.master_id() <= p {
-                    return Err(format!(
-                        "node {} overlaps the previous node ending at {p}",
-                        node.master_id()
-                    ));
+            for e in node.iter() {
+                if prev.is_some_and(|p| e.id <= p) {
+                    return Err(format!("live entry {} after {:?}", e.id, prev));
                 }
+                if e.id > self.last_id {
+                    return Err(format!("live entry {} beyond last id {}", e.id, self.last_id));
+                }
+                prev = Some(e.id);
             }
-            if node.last_id_any() > self.last_id {
-                return Err(format!(
-                    "node holds {} beyond last id {}",
-                    node.last_id_any(),
-                    self.last_id
-                ));
-            }
-            prev_last = Some(node.last_id_any());
             live += node.live();
         }
         if live != self.length {
@@ -757,9 +765,9 @@ impl StreamMeta {
         }
         if self.max_deleted_id.is_zero() || self.max_deleted_id < self.first_id {
             if id < self.first_id {
-                return (self.entries_added - self.length) as i64;
+                return self.entries_added.wrapping_sub(self.length) as i64;
             } else if id == self.first_id {
-                return (self.entries_added - self.length + 1) as i64;
+                return self.entries_added.wrapping_sub(self.length).wrapping_add(1) as i64;
             }
         }
         INVALID_ENTRIES_READ
@@ -776,11 +784,11 @@ impl StreamMeta {
         if g.entries_read != INVALID_ENTRIES_READ
             && !self.range_has_tombstones(Some(g.last_id), None)
         {
-            return Some(self.entries_added as i64 - g.entries_read);
+            return Some((self.entries_added as i64).wrapping_sub(g.entries_read));
         }
         let er = self.estimate_distance(g.last_id);
         if er != INVALID_ENTRIES_READ {
-            Some(self.entries_added as i64 - er)
+            Some((self.entries_added as i64).wrapping_sub(er))
         } else {
             None
         }

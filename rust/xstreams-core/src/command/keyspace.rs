@@ -134,7 +134,7 @@ pub fn flushall(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         db.clear();
     }
     ctx.dirty += 1;
-    ctx.flushed = true;
+    ctx.flushed_dbs = u32::MAX;
     Ok(Reply::ok())
 }
 
@@ -142,7 +142,7 @@ pub fn flushdb(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     flush_flags(args)?;
     ctx.db().clear();
     ctx.dirty += 1;
-    ctx.flushed = true;
+    ctx.flushed(ctx.db);
     Ok(Reply::ok())
 }
 
@@ -401,11 +401,7 @@ pub fn copy(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     if tracked {
         target.idmp_keys.insert(dst.to_vec());
     }
-    if dst_db == ctx.db {
-        ctx.signal(dst);
-    } else {
-        ctx.flushed = true;
-    }
+    ctx.signal_in(dst_db, dst);
     ctx.dirty += 1;
     Ok(Reply::Int(1))
 }
@@ -432,7 +428,8 @@ pub fn move_cmd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     if tracked {
         target.idmp_keys.insert(key.to_vec());
     }
-    ctx.flushed = true;
+    ctx.signal(key);
+    ctx.signal_in(dst_db, key);
     ctx.dirty += 1;
     Ok(Reply::Int(1))
 }
@@ -443,7 +440,8 @@ pub fn swapdb(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let b = db_index(args[2], Some("invalid second DB index"))?;
     let (a, b) = (check_db(a)?, check_db(b)?);
     ctx.ks.dbs.swap(a, b);
-    ctx.flushed = true;
+    ctx.flushed(a);
+    ctx.flushed(b);
     ctx.dirty += 1;
     Ok(Reply::ok())
 }

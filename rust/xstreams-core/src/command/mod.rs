@@ -38,6 +38,9 @@ pub struct BlockRequest {
     pub args: Vec<Vec<u8>>,
     /// Store-clock time at which pending entries become claimable (XREADGROUP CLAIM).
     pub claim_wake_at: Option<i64>,
+    /// Wake also when a key is deleted or stops being a stream (XREADGROUP, whose group
+    /// goes with the key); otherwise only a key that is a stream when signaled wakes.
+    pub unblock_on_nokey: bool,
 }
 
 /// Result of executing a command.
@@ -62,10 +65,10 @@ pub struct Ctx<'a> {
     pub deny_blocking: bool,
     /// Set by blocking commands that must block.
     pub block: Option<BlockRequest>,
-    /// Keys signaled as ready for blocked readers.
-    pub signals: Vec<Vec<u8>>,
-    /// A whole database was flushed: wake every blocked reader.
-    pub flushed: bool,
+    /// Keys signaled as ready for blocked readers, with their database.
+    pub signals: Vec<(usize, Vec<u8>)>,
+    /// Databases whose every key may have changed (flushed, swapped): bit `1 << db`.
+    pub flushed_dbs: u32,
     /// Count of changes made (Redis's `server.dirty`).
     pub dirty: u64,
     /// When recording (durable stores), the commands that reproduce this command's
@@ -132,7 +135,7 @@ impl<'a> Ctx<'a> {
             deny_blocking: false,
             block: None,
             signals: Vec::new(),
-            flushed: false,
+            flushed_dbs: 0,
             dirty: 0,
             prop: None,
             replaying: false,
@@ -189,9 +192,19 @@ impl<'a> Ctx<'a> {
 
     /// Signal that `key` changed in a way blocked readers must see.
     pub fn signal(&mut self, key: &[u8]) {
-        if !self.signals.iter().any(|k| k == key) {
-            self.signals.push(key.to_vec());
+        self.signal_in(self.db, key);
+    }
+
+    /// Signal `key` of database `db` (commands that write to another database).
+    pub fn signal_in(&mut self, db: usize, key: &[u8]) {
+        if !self.signals.iter().any(|(d, k)| *d == db && k == key) {
+            self.signals.push((db, key.to_vec()));
         }
+    }
+
+    /// Every key of database `db` may have changed (FLUSHDB, SWAPDB).
+    pub fn flushed(&mut self, db: usize) {
+        self.flushed_dbs |= 1 << db;
     }
 
     /// Is the command's propagation being recorded?

@@ -55,7 +55,7 @@ fn rename_copy_move_swapdb() {
     assert_eq!(run(&s, "RENAME s s"), Reply::ok());
     assert_eq!(run(&s, "RENAME s t"), Reply::ok());
     assert_eq!(run(&s, "EXISTS s"), Reply::Int(0));
-    assert_eq!(run(&s, "XINFO GROUPS t").is_error(), false);
+    assert!(!run(&s, "XINFO GROUPS t").is_error());
     assert_eq!(
         run(&s, "COPY t t"),
         Reply::Error("ERR source and destination objects are the same".into())

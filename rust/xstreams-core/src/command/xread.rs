@@ -355,6 +355,7 @@ pub fn xread(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
             timeout_ms: o.timeout,
             args: new_args,
             claim_wake_at,
+            unblock_on_nokey: o.group,
         });
         return Ok(Reply::NilArray);
     }
@@ -502,7 +503,7 @@ fn serve_group(
                 && cg.last_id >= meta.first_id
                 && !meta.range_has_tombstones(Some(cg.last_id), None)
             {
-                er += 1;
+                er = er.wrapping_add(1);
             } else if meta.entries_added != 0 {
                 er = meta.estimate_distance(id);
             }

@@ -1,0 +1,124 @@
+//! `batch`: XADD rows on durable stores, and replay by parts of a persisted store, checked
+//! against the store reopened from its files.
+
+use xstreams_core::batch::replay::{self, PartKind, StoreFiles};
+use xstreams_core::batch::{Col, Entries, Idmp, RowOutcome, XaddRows};
+use xstreams_core::persist::Options;
+use xstreams_core::{Config, Reply, Store, StreamId};
+
+const NOW: i64 = 1_700_000_000_000;
+
+fn open(dir: &std::path::Path) -> Store {
+    let cfg = Config {
+        stream_node_max_entries: 4,
+        ..Config::default()
+    };
+    let (s, _) = Store::open(dir, cfg, Options::default()).unwrap();
+    s.set_clock(Some(NOW));
+    s
+}
+
+fn flat(e: &Entries) -> Vec<(StreamId, Vec<u8>)> {
+    (0..e.len())
+        .map(|i| {
+            let (a, b) = (e.pair_offsets[i] as usize, e.pair_offsets[i + 1] as usize);
+            let v0 = e.value_offsets[a] as usize;
+            let v1 = e.value_offsets[b] as usize;
+            (e.ids[i], e.values[v0..v1].to_vec())
+        })
+        .collect()
+}
+
+fn read_all(
+    dir: &std::path::Path,
+    key: &[u8],
+    per_part: u64,
+) -> (Vec<(StreamId, Vec<u8>)>, Vec<PartKind>) {
+    let files = StoreFiles::open(dir).unwrap();
+    let parts = replay::plan(
+        &files,
+        0,
+        &[key.to_vec()],
+        StreamId::MIN,
+        StreamId::MAX,
+        false,
+        per_part,
+    )
+    .unwrap();
+    let mut out = Entries::new();
+    let mut loaded = None;
+    for p in &parts {
+        if p.kind == PartKind::Full {
+            let ks = loaded.get_or_insert_with(|| replay::load(&files, Config::default()).unwrap());
+            replay::read_loaded(ks, 0, p, None, &mut out).unwrap();
+        } else {
+            replay::read_part(&files, 0, p, None, &mut out).unwrap();
+        }
+    }
+    (flat(&out), parts.iter().map(|p| p.kind).collect())
+}
+
+fn xrange(dir: &std::path::Path, key: &[u8]) -> Vec<(StreamId, Vec<u8>)> {
+    let (s, _) = Store::open(
+        dir,
+        Config::default(),
+        Options {
+            read_only: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    flat(&s.range_entries(0, key, b"-", b"+", None, false).unwrap())
+}
+
+#[test]
+fn durable_rows_match_single_xadds_and_replay() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (da, db) = (tmp.path().join("a"), tmp.path().join("b"));
+    let (a, b) = (open(&da), open(&db));
+    let iids: Vec<&[u8]> = vec![b"x", b"y", b"x", b"z", b"y"];
+    let vals: Vec<&[u8]> = vec![b"1", b"2", b"3", b"4", b"5"];
+    let rows = XaddRows {
+        len: 5,
+        key: Some(Col::Const(b"s")),
+        idmp: Idmp::Iid {
+            pid: Col::Const(b"p"),
+            iid: Col::Rows(iids.iter().map(|v| Some(*v)).collect()),
+        },
+        fields: vec![(b"v", Col::Rows(vals.iter().map(|v| Some(*v)).collect()))],
+        ..XaddRows::default()
+    };
+    let got = a.xadd_rows(0, &rows).unwrap();
+    for (i, o) in got.iter().enumerate() {
+        let r = b.execute(&[b"XADD", b"s", b"IDMP", b"p", iids[i], b"*", b"v", vals[i]]);
+        assert_eq!(Reply::id(&o.id().unwrap()), r);
+    }
+    assert!(matches!(got[2], RowOutcome::Duplicate(_)));
+    assert!(matches!(got[4], RowOutcome::Duplicate(_)));
+    assert!(matches!(got[3], RowOutcome::Added(_)));
+    let mut times = rows.clone();
+    times.times = Some(vec![NOW; 5]);
+    assert!(a.xadd_rows(0, &times).is_err());
+
+    // Snapshot, then appends (tail part), then a delete (full load).
+    for i in 0..30u64 {
+        a.execute(&[b"XADD", b"s", b"*", b"v", i.to_string().as_bytes()]);
+        a.advance_clock(1);
+    }
+    a.compact().unwrap();
+    for i in 0..5u64 {
+        a.execute(&[b"XADD", b"s", b"*", b"v", format!("t{i}").as_bytes()]);
+        a.advance_clock(1);
+    }
+    let (got, kinds) = read_all(&da, b"s", 7);
+    assert_eq!(got, xrange(&da, b"s"));
+    assert!(kinds.contains(&PartKind::Snapshot) && kinds.contains(&PartKind::Tail));
+    assert!(kinds.iter().filter(|k| **k == PartKind::Snapshot).count() >= 4);
+    let first = got[3].0.to_bytes();
+    a.execute(&[b"XDEL", b"s", &first]);
+    let (got, kinds) = read_all(&da, b"s", 7);
+    assert_eq!(got, xrange(&da, b"s"));
+    assert!(kinds.iter().all(|k| *k == PartKind::Full));
+    a.close();
+    b.close();
+}

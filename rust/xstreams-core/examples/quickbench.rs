@@ -8,7 +8,10 @@ use xstreams_core::Store;
 
 fn main() {
     let which = std::env::args().nth(1).unwrap_or_default();
-    let scale: u32 = std::env::args().nth(2).and_then(|a| a.parse().ok()).unwrap_or(1);
+    let scale: u32 = std::env::args()
+        .nth(2)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1);
     let s = Store::default();
     let n = 500_000 / scale;
     let t = Instant::now();
@@ -26,5 +29,8 @@ fn main() {
         s.execute(&[b"XRANGE", b"s", b"-", b"+", b"COUNT", b"100"]);
     }
     let dt = t.elapsed();
-    println!("XRANGE COUNT 100: {:.0} ns/op", dt.as_nanos() as f64 / m as f64);
+    println!(
+        "XRANGE COUNT 100: {:.0} ns/op",
+        dt.as_nanos() as f64 / m as f64
+    );
 }

@@ -192,7 +192,19 @@ impl IdmpState {
     pub fn insert(&mut self, pid: &[u8], iid: &[u8], id: StreamId) {
         let maxsize = self.maxsize;
         self.tracked = true;
-        let p = self.producers.entry(pid.to_vec()).or_default();
+        if !self.producers.contains_key(pid) {
+            self.producers.insert(pid.to_vec(), Producer::default());
+        }
+        let p = self.producers.get_mut(pid).expect("producer present");
+        // A producer never holds more than maxsize + 1 IIDs (for a moment): stop the FIFO's
+        // doubling there instead of allocating up to twice that.
+        let (len, cap) = (p.fifo.len(), p.fifo.capacity());
+        let bound = usize::try_from(maxsize)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1);
+        if len == cap && cap.saturating_mul(2) > bound && bound > len {
+            p.fifo.reserve_exact(bound - len);
+        }
         p.insert(iid, id);
         self.iids_tracked += 1;
         self.iids_added += 1;
@@ -228,6 +240,31 @@ impl IdmpState {
             self.tracked = false;
         }
         removed > 0 || self.producers.len() != before
+    }
+
+    /// [`IdmpState::expire`] for one producer only (the one an XADD looks up).
+    pub fn expire_producer(&mut self, pid: &[u8], now_ms: i64) -> bool {
+        if !self.tracked {
+            return false;
+        }
+        let threshold = (now_ms as u64).wrapping_sub(self.duration.wrapping_mul(1000));
+        let Some(p) = self.producers.get_mut(pid) else {
+            return false;
+        };
+        let mut removed = 0u64;
+        while p.oldest_id().is_some_and(|id| id.ms <= threshold) {
+            p.pop_oldest();
+            removed += 1;
+        }
+        self.iids_tracked -= removed;
+        if p.is_empty() {
+            self.producers.remove(pid);
+            if self.producers.is_empty() {
+                self.tracked = false;
+            }
+            return true;
+        }
+        removed > 0
     }
 
     /// Is the stream registered for time expiry?
@@ -366,6 +403,26 @@ mod tests {
         assert_eq!(s.iids_tracked(), 1);
         assert!(s.expire(1_000_000));
         assert_eq!(s.pids_tracked(), 0);
+        s.validate().unwrap();
+    }
+
+    #[test]
+    fn expire_producer_touches_only_that_producer() {
+        let mut s = IdmpState::new(1, 10);
+        s.insert(b"p", b"a", StreamId::new(1000, 0));
+        s.insert(b"p", b"b", StreamId::new(5000, 0));
+        s.insert(b"q", b"a", StreamId::new(1000, 0));
+        // now 3000: threshold 2000 drops p/a only; q keeps its expired IID until `expire`.
+        assert!(s.expire_producer(b"p", 3000));
+        assert_eq!((s.iids_tracked(), s.pids_tracked()), (2, 2));
+        assert_eq!(s.lookup(b"q", b"a"), Some(StreamId::new(1000, 0)));
+        // A producer left empty goes, as the full expiry would drop it.
+        assert!(s.expire_producer(b"p", 10_000));
+        assert_eq!((s.iids_tracked(), s.pids_tracked()), (1, 1));
+        assert!(s.is_tracked());
+        assert!(s.expire(10_000));
+        assert_eq!(s.pids_tracked(), 0);
+        assert!(!s.is_tracked());
         s.validate().unwrap();
     }
 

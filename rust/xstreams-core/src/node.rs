@@ -369,13 +369,23 @@ impl StreamNode {
 
     /// Every entry, tombstones included, in append order.
     fn raw_iter(&self) -> NodeIter<'_> {
-        NodeIter { node: self, front: self.master_len as usize, back: self.buf.len(), live_only: false }
+        NodeIter {
+            node: self,
+            front: self.master_len as usize,
+            back: self.buf.len(),
+            live_only: false,
+        }
     }
 
     /// Live entries in append order (which is ascending ID order: a new entry is always
     /// greater than every live entry of the stream).
     pub fn iter(&self) -> NodeIter<'_> {
-        NodeIter { node: self, front: self.master_len as usize, back: self.buf.len(), live_only: true }
+        NodeIter {
+            node: self,
+            front: self.master_len as usize,
+            back: self.buf.len(),
+            live_only: true,
+        }
     }
 
     /// The live entry with this ID, scanning as redis-server's iterator does (stop at the
@@ -573,9 +583,14 @@ impl StreamNode {
             ));
         }
         if last_any != Some(self.last) {
-            return Err(format!("last appended entry is {last_any:?}, node says {}", self.last));
+            return Err(format!(
+                "last appended entry is {last_any:?}, node says {}",
+                self.last
+            ));
         }
-        if self.iter().rev().count() as u32 != live || self.raw_iter().rev().count() as u32 != live + deleted {
+        if self.iter().rev().count() as u32 != live
+            || self.raw_iter().rev().count() as u32 != live + deleted
+        {
             return Err("forward and backward walks differ".into());
         }
         Ok(())

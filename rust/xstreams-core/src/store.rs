@@ -19,92 +19,164 @@ use crate::error::CmdError;
 use crate::persist::{self, Fsync, Journal, LoadReport, Options, PersistError};
 use crate::reply::Reply;
 
-/// A blocked call as the store tracks it.
+/// A blocked call as the store tracks it: what to run when one of its keys is ready, and
+/// its place in line.
 struct Waiter {
     db: usize,
-    keys: Vec<Vec<u8>>,
-    /// See [`BlockRequest::unblock_on_nokey`].
-    unblock_on_nokey: bool,
-    /// Signaled since it blocked: it will run again when no older woken waiter on one of
-    /// its keys is still waiting to run (redis-server serves blocked clients of a key in
-    /// the order they blocked).
-    woken: bool,
+    protocol: u8,
+    req: BlockRequest,
+    deadline: Option<Instant>,
+    /// Place in line (redis-server serves the clients blocked on a key in the order they
+    /// blocked); a re-executed command that blocks again goes to the end.
+    order: u64,
+    /// The reply, once a writer has served it (the caller collects it in `wait`).
+    done: Option<Reply>,
 }
 
 struct State {
     ks: Keyspace,
-    /// Blocked calls by ticket (the order they blocked in).
-    waiters: std::collections::BTreeMap<u64, Waiter>,
-    next_ticket: u64,
+    /// Blocked calls by call ID.
+    waiters: std::collections::HashMap<u64, Waiter>,
+    next_call: u64,
+    next_order: u64,
     closed: bool,
     /// The log of a durable store.
     journal: Option<Journal>,
     /// Opened read-only (write commands are refused).
     read_only: bool,
+    /// Changes made (Redis's `server.dirty`).
+    dirty: u64,
+}
+
+/// What a command signaled for blocked readers.
+#[derive(Default)]
+struct Signals {
+    keys: Vec<(usize, Vec<u8>)>,
+    flushed_dbs: u32,
+}
+
+impl Signals {
+    fn add(&mut self, keys: Vec<(usize, Vec<u8>)>, flushed_dbs: u32) {
+        for k in keys {
+            if !self.keys.contains(&k) {
+                self.keys.push(k);
+            }
+        }
+        self.flushed_dbs |= flushed_dbs;
+    }
+
+    fn is_empty(&self) -> bool {
+        self.keys.is_empty() && self.flushed_dbs == 0
+    }
 }
 
 impl State {
-    /// Mark as woken the waiters that `signals` (and the databases in `flushed_dbs`) make
-    /// ready, as redis-server serves keys made ready: a reader wakes when one of its
-    /// signaled keys is a stream, and XREADGROUP also when it was deleted or replaced.
-    fn publish(&mut self, signals: &[(usize, Vec<u8>)], flushed_dbs: u32) -> bool {
-        if self.waiters.is_empty() || (signals.is_empty() && flushed_dbs == 0) {
-            return false;
-        }
-        let now = self.ks.clock.now_ms();
-        let dbs = &self.ks.dbs;
-        let mut wake = false;
-        for w in self.waiters.values_mut() {
-            let all = flushed_dbs & (1 << w.db) != 0;
-            let ready = w.keys.iter().any(|k| {
-                if !all && !signals.iter().any(|(d, s)| *d == w.db && s == k) {
-                    return false;
+    /// May a change of `key` in `db` serve waiter `w`? A reader is served when the key is a
+    /// stream; XREADGROUP also when it was deleted or replaced (its group went with it).
+    fn serves(&self, w: &Waiter, db: usize, key: &[u8], now_ms: i64) -> bool {
+        w.db == db
+            && w.req.keys.iter().any(|k| k == key)
+            && (w.req.unblock_on_nokey
+                || matches!(
+                    self.ks.dbs[db].get(key),
+                    Some(e) if matches!(e.value, Value::Stream(_))
+                        && e.expire_at.is_none_or(|t| t > now_ms)
+                ))
+    }
+
+    /// Waiting calls (not served, not timed out) in line order.
+    fn waiting(&self, now: Instant) -> Vec<(u64, u64)> {
+        let mut v: Vec<(u64, u64)> = self
+            .waiters
+            .iter()
+            .filter(|(_, w)| w.done.is_none() && w.deadline.is_none_or(|d| d > now))
+            .map(|(&id, w)| (w.order, id))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Serve the blocked calls the signaled keys make ready, as redis-server does after
+    /// every command: key by key in signal order, the callers blocked on a key in the
+    /// order they blocked, each re-executed now; what they change is served in turn.
+    /// Returns whether any call got its reply.
+    fn serve(&mut self, mut sig: Signals) -> bool {
+        let mut served = false;
+        while !sig.is_empty() && !self.waiters.is_empty() {
+            let now = Instant::now();
+            let mut next = Signals::default();
+            let run = |st: &mut State, id: u64, next: &mut Signals| {
+                let w = st.waiters.get(&id).expect("waiting call");
+                let (db, protocol) = (w.db, w.protocol);
+                let args = w.req.args.clone();
+                let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+                let (out, s) = Store::run(st, db, protocol, &refs, false);
+                next.add(s.keys, s.flushed_dbs);
+                let order = st.next_order();
+                let w = st.waiters.get_mut(&id).expect("waiting call");
+                match out {
+                    Outcome::Reply(r) => {
+                        w.done = Some(r);
+                        true
+                    }
+                    Outcome::Block(req) => {
+                        w.req = req;
+                        w.order = order;
+                        false
+                    }
                 }
-                w.unblock_on_nokey
-                    || matches!(
-                        dbs[w.db].get(k),
-                        Some(e) if matches!(e.value, Value::Stream(_))
-                            && e.expire_at.is_none_or(|t| t > now)
-                    )
-            });
-            if ready {
-                w.woken = true;
-                wake = true;
+            };
+            let now_ms = self.ks.clock.now_ms();
+            let mut ran: Vec<u64> = Vec::new();
+            for (db, key) in &sig.keys {
+                for (_, id) in self.waiting(now) {
+                    if ran.contains(&id) || !self.serves(&self.waiters[&id], *db, key, now_ms) {
+                        continue;
+                    }
+                    ran.push(id);
+                    served |= run(self, id, &mut next);
+                }
             }
+            if sig.flushed_dbs != 0 {
+                for (_, id) in self.waiting(now) {
+                    let w = &self.waiters[&id];
+                    if ran.contains(&id) || sig.flushed_dbs & (1 << w.db) == 0 {
+                        continue;
+                    }
+                    let ready = w.req.keys.iter().any(|k| self.serves(w, w.db, k, now_ms));
+                    if ready {
+                        ran.push(id);
+                        served |= run(self, id, &mut next);
+                    }
+                }
+            }
+            sig = next;
         }
-        wake
+        served
     }
 
-    /// Wake every waiter (close).
-    fn wake_all(&mut self) {
-        for w in self.waiters.values_mut() {
-            w.woken = true;
-        }
+    fn next_order(&mut self) -> u64 {
+        self.next_order += 1;
+        self.next_order
     }
 
-    fn block(&mut self, db: usize, req: &BlockRequest) -> u64 {
-        self.next_ticket += 1;
+    fn block(&mut self, db: usize, protocol: u8, req: BlockRequest) -> (u64, Option<Instant>) {
+        self.next_call += 1;
+        let deadline = (req.timeout_ms > 0)
+            .then(|| Instant::now() + Duration::from_millis(req.timeout_ms as u64));
+        let order = self.next_order();
         self.waiters.insert(
-            self.next_ticket,
+            self.next_call,
             Waiter {
                 db,
-                keys: req.keys.clone(),
-                unblock_on_nokey: req.unblock_on_nokey,
-                woken: false,
+                protocol,
+                req,
+                deadline,
+                order,
+                done: None,
             },
         );
-        self.next_ticket
-    }
-
-    /// May this woken waiter run now: no older woken waiter shares a key with it?
-    fn first_in_line(&self, ticket: u64) -> bool {
-        let Some(me) = self.waiters.get(&ticket) else {
-            return true;
-        };
-        !self
-            .waiters
-            .range(..ticket)
-            .any(|(_, w)| w.woken && w.db == me.db && w.keys.iter().any(|k| me.keys.contains(k)))
+        (self.next_call, deadline)
     }
 }
 
@@ -122,23 +194,19 @@ pub struct Store {
 /// A command waiting for data (see [`Store::start`] and [`Store::wait`]).
 #[derive(Debug)]
 pub struct BlockedCall {
-    db: usize,
-    protocol: u8,
-    req: BlockRequest,
+    /// The store's ID of the call; 0 once the store no longer tracks it.
+    id: u64,
     deadline: Option<Instant>,
-    /// Place in line; 0 once the store no longer tracks it.
-    ticket: u64,
     shared: Weak<Shared>,
 }
 
 impl Drop for BlockedCall {
     fn drop(&mut self) {
-        // A call abandoned while still in line must leave it, or younger waiters on its
-        // keys would wait for it forever.
-        if self.ticket != 0 {
+        // A call abandoned while in line leaves it (a reply already served to it is lost,
+        // as for a client that disconnects).
+        if self.id != 0 {
             if let Some(sh) = self.shared.upgrade() {
-                sh.state.lock().waiters.remove(&self.ticket);
-                sh.cond.notify_all();
+                sh.state.lock().waiters.remove(&self.id);
             }
         }
     }
@@ -186,11 +254,13 @@ impl Store {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
                     ks,
-                    waiters: std::collections::BTreeMap::new(),
-                    next_ticket: 0,
+                    waiters: std::collections::HashMap::new(),
+                    next_call: 0,
+                    next_order: 0,
                     closed: false,
                     journal: None,
                     read_only: false,
+                    dirty: 0,
                 }),
                 cond: Condvar::new(),
             }),
@@ -252,7 +322,7 @@ impl Store {
         protocol: u8,
         args: &[&[u8]],
         deny_blocking: bool,
-    ) -> (Outcome, bool) {
+    ) -> (Outcome, Signals) {
         let now = st.ks.command_time();
         st.ks.sweep(now, false);
         let reject = if st.read_only {
@@ -270,9 +340,13 @@ impl Store {
             ctx.prop = Some(Propagation::default());
         }
         let mut out = command::execute(&mut ctx, args);
-        let signals = std::mem::take(&mut ctx.signals);
-        let flushed_dbs = ctx.flushed_dbs;
+        let signals = Signals {
+            keys: std::mem::take(&mut ctx.signals),
+            flushed_dbs: ctx.flushed_dbs,
+        };
+        let dirty = ctx.dirty;
         let prop = ctx.prop.take();
+        st.dirty += dirty;
         if let (Some(j), Some(p)) = (st.journal.as_mut(), prop) {
             if !p.also.is_empty() {
                 if let Err(e) = j.append(db, now, &p.also) {
@@ -286,8 +360,7 @@ impl Store {
                 }
             }
         }
-        let wake = st.publish(&signals, flushed_dbs);
-        (out, wake)
+        (out, signals)
     }
 
     fn maybe_compact(&self, st: &mut State) {
@@ -336,71 +409,71 @@ impl Store {
         if st.closed {
             return Step::Done(Reply::Error(CLOSED_ERROR.into()));
         }
-        let (out, wake) = Self::run(&mut st, db, protocol, args, false);
-        if wake {
+        let (out, sig) = Self::run(&mut st, db, protocol, args, false);
+        if st.serve(sig) {
             self.shared.cond.notify_all();
         }
         self.maybe_compact(&mut st);
         match out {
             Outcome::Reply(r) => Step::Done(r),
             Outcome::Block(req) => {
-                let deadline = if req.timeout_ms > 0 {
-                    Some(Instant::now() + Duration::from_millis(req.timeout_ms as u64))
-                } else {
-                    None
-                };
-                let ticket = st.block(db, &req);
-                let shared = Arc::downgrade(&self.shared);
+                let (id, deadline) = st.block(db, protocol, req);
                 Step::Blocked(BlockedCall {
-                    db,
-                    protocol,
-                    req,
+                    id,
                     deadline,
-                    ticket,
-                    shared,
+                    shared: Arc::downgrade(&self.shared),
                 })
             }
         }
     }
 
-    /// Wait for a blocked call to be woken (for at most `max_wait` when given), then
-    /// re-execute it. Returns [`Step::Blocked`] again when it must keep waiting, and a null
-    /// array when its timeout expired.
+    /// Wait for a blocked call to be served (for at most `max_wait` when given). Returns
+    /// [`Step::Blocked`] again when it must keep waiting, and a null array when its
+    /// timeout expired.
     pub fn wait(&self, mut call: BlockedCall, max_wait: Option<Duration>) -> Step {
         let started = Instant::now();
         let mut st = self.shared.state.lock();
+        // The claim time of the last re-run: never re-run twice for the same one.
+        let mut rerun_at: Option<i64> = None;
         loop {
             if st.closed {
-                st.waiters.remove(&call.ticket);
-                call.ticket = 0;
+                st.waiters.remove(&call.id);
+                call.id = 0;
                 return Step::Done(Reply::Error(CLOSED_ERROR.into()));
+            }
+            let Some(w) = st.waiters.get_mut(&call.id) else {
+                call.id = 0;
+                return Step::Done(Reply::Error(CLOSED_ERROR.into()));
+            };
+            if let Some(r) = w.done.take() {
+                st.waiters.remove(&call.id);
+                call.id = 0;
+                return Step::Done(r);
             }
             let now_inst = Instant::now();
             if call.deadline.is_some_and(|d| now_inst >= d) {
-                st.waiters.remove(&call.ticket);
-                call.ticket = 0;
-                self.shared.cond.notify_all();
+                st.waiters.remove(&call.id);
+                call.id = 0;
                 return Step::Done(Reply::NilArray);
             }
-            let claim_due = call
-                .req
-                .claim_wake_at
-                .is_some_and(|t| st.ks.clock.now_ms() > t);
-            if claim_due {
-                if let Some(w) = st.waiters.get_mut(&call.ticket) {
-                    w.woken = true;
+            // XREADGROUP ... CLAIM: pending entries became claimable with time, not with a
+            // write; the caller runs its command again itself.
+            // An entry idle for exactly min-idle-time is claimable (Redis compares `>=`).
+            let claim_at = w.req.claim_wake_at;
+            if claim_at.is_some_and(|t| st.ks.clock.now_ms() >= t && rerun_at != Some(t)) {
+                rerun_at = claim_at;
+                if let Some(r) = self.rerun(&mut st, call.id) {
+                    call.id = 0;
+                    return Step::Done(r);
                 }
-            }
-            let woken = st.waiters.get(&call.ticket).is_none_or(|w| w.woken);
-            if woken && st.first_in_line(call.ticket) {
-                return self.reexecute(st, call);
+                continue;
             }
             if max_wait.is_some_and(|m| now_inst.duration_since(started) >= m) {
                 return Step::Blocked(call);
             }
             // Sleep until the earliest of: deadline, claim time (system clock), max_wait.
             let mut until: Option<Instant> = call.deadline;
-            if let (Some(t), false) = (call.req.claim_wake_at, st.ks.clock.is_pinned()) {
+            if let (Some(t), false) = (claim_at, st.ks.clock.is_pinned()) {
                 let ms = (t - st.ks.clock.now_ms()).max(0) as u64 + 1;
                 let at = now_inst + Duration::from_millis(ms);
                 until = Some(until.map_or(at, |u| u.min(at)));
@@ -418,33 +491,37 @@ impl Store {
         }
     }
 
-    fn reexecute(&self, mut st: MutexGuard<'_, State>, mut call: BlockedCall) -> Step {
-        st.waiters.remove(&call.ticket);
-        call.ticket = 0;
-        let args: Vec<Vec<u8>> = std::mem::take(&mut call.req.args);
+    /// Re-execute blocked call `id` now; its reply, or `None` (back in line) if it must
+    /// keep waiting.
+    fn rerun(&self, st: &mut State, id: u64) -> Option<Reply> {
+        let w = st.waiters.get(&id).expect("waiting call");
+        let (db, protocol) = (w.db, w.protocol);
+        let args = w.req.args.clone();
         let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-        let (out, _) = Self::run(&mut st, call.db, call.protocol, &refs, false);
-        // Whatever happened, the next waiter in line may run now.
-        self.shared.cond.notify_all();
-        match out {
-            Outcome::Reply(r) => Step::Done(r),
-            Outcome::Block(req) => {
-                // Back at the end of the line, keeping the original deadline, as
-                // redis-server does for re-executed commands.
-                call.ticket = st.block(call.db, &req);
-                call.req = req;
-                Step::Blocked(call)
+        let (out, sig) = Self::run(st, db, protocol, &refs, false);
+        let order = st.next_order();
+        let result = match out {
+            Outcome::Reply(r) => {
+                st.waiters.remove(&id);
+                Some(r)
             }
+            Outcome::Block(req) => {
+                let w = st.waiters.get_mut(&id).expect("waiting call");
+                w.req = req;
+                w.order = order;
+                None
+            }
+        };
+        if st.serve(sig) {
+            self.shared.cond.notify_all();
         }
+        result
     }
 
     /// Abandon a blocked call (e.g. the caller was interrupted).
     pub fn cancel(&self, mut call: BlockedCall) {
-        let mut st = self.shared.state.lock();
-        st.waiters.remove(&call.ticket);
-        call.ticket = 0;
-        drop(st);
-        self.shared.cond.notify_all();
+        self.shared.state.lock().waiters.remove(&call.id);
+        call.id = 0;
     }
 
     /// Execute several commands in order. With `atomic`, no other command runs in
@@ -481,32 +558,32 @@ impl Store {
         }
         let mut out = Vec::with_capacity(cmds.len());
         let mut st = self.shared.state.lock();
-        let mut wake_any = false;
+        // MULTI/EXEC serves blocked readers after the whole batch; a pipeline after each
+        // command.
+        let mut sig = Signals::default();
         for c in cmds {
             if st.closed {
                 out.push(Reply::Error(CLOSED_ERROR.into()));
                 continue;
             }
             let refs: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
-            let (o, wake) = Self::run(&mut st, db, protocol, &refs, true);
-            wake_any |= wake;
+            let (o, s) = Self::run(&mut st, db, protocol, &refs, true);
+            sig.add(s.keys, s.flushed_dbs);
             out.push(match o {
                 Outcome::Reply(r) => r,
                 Outcome::Block(_) => Reply::NilArray,
             });
             if !atomic {
-                if wake_any {
+                if st.serve(std::mem::take(&mut sig)) {
                     self.shared.cond.notify_all();
-                    wake_any = false;
                 }
                 MutexGuard::bump(&mut st);
             }
         }
-        self.maybe_compact(&mut st);
-        drop(st);
-        if wake_any {
+        if st.serve(sig) {
             self.shared.cond.notify_all();
         }
+        self.maybe_compact(&mut st);
         out
     }
 
@@ -562,12 +639,18 @@ impl Store {
         f: impl FnOnce(&mut Keyspace, &mut Vec<(usize, Vec<u8>)>, &mut u32) -> R,
     ) -> R {
         let mut st = self.shared.state.lock();
-        let (mut signals, mut flushed_dbs) = (Vec::new(), 0);
-        let r = f(&mut st.ks, &mut signals, &mut flushed_dbs);
-        if st.publish(&signals, flushed_dbs) {
+        let mut sig = Signals::default();
+        let r = f(&mut st.ks, &mut sig.keys, &mut sig.flushed_dbs);
+        if st.serve(sig) {
             self.shared.cond.notify_all();
         }
         r
+    }
+
+    /// Changes made since the store was opened or last compacted (Redis's
+    /// `rdb_changes_since_last_save`).
+    pub fn dirty(&self) -> u64 {
+        self.shared.state.lock().dirty
     }
 
     /// Was the store opened read-only?
@@ -595,7 +678,6 @@ impl Store {
             let _ = j.close();
         }
         st.closed = true;
-        st.wake_all();
         drop(st);
         self.shared.cond.notify_all();
     }
@@ -639,8 +721,9 @@ fn compact_shared(shared: &Arc<Shared>) -> Result<(), PersistError> {
         kind: persist::ErrorKind::Io,
         message: e.to_string(),
     };
-    let (dir, seq, copy, now) = {
+    let (dir, seq, copy, now, dirty_before) = {
         let mut st = shared.state.lock();
+        let dirty_before = st.dirty;
         let now = st.ks.clock.now_ms();
         let cfg = st.ks.config.clone();
         let Some(j) = st.journal.as_mut() else {
@@ -657,7 +740,7 @@ fn compact_shared(shared: &Arc<Shared>) -> Result<(), PersistError> {
         }
         let seq = j.begin_compaction(&cfg).map_err(io)?;
         let dir = j.dir().to_path_buf();
-        (dir, seq, st.ks.clone(), now)
+        (dir, seq, st.ks.clone(), now, dirty_before)
     };
     let written = persist::write_snapshot(&dir, seq, &copy, now);
     drop(copy);
@@ -671,6 +754,7 @@ fn compact_shared(shared: &Arc<Shared>) -> Result<(), PersistError> {
     match written {
         Ok(size) => {
             let old = j.finish_compaction(seq, size).map_err(io)?;
+            st.dirty -= dirty_before;
             drop(st);
             for f in old {
                 let _ = std::fs::remove_file(f);

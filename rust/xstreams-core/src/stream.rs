@@ -692,14 +692,21 @@ impl Stream {
         for (key, node) in self.rax.iter() {
             node.validate()?;
             if StreamId::from_key(&key) != node.master_id() {
-                return Err(format!("node keyed {} has master {}", StreamId::from_key(&key), node.master_id()));
+                return Err(format!(
+                    "node keyed {} has master {}",
+                    StreamId::from_key(&key),
+                    node.master_id()
+                ));
             }
             for e in node.iter() {
                 if prev.is_some_and(|p| e.id <= p) {
                     return Err(format!("live entry {} after {:?}", e.id, prev));
                 }
                 if e.id > self.last_id {
-                    return Err(format!("live entry {} beyond last id {}", e.id, self.last_id));
+                    return Err(format!(
+                        "live entry {} beyond last id {}",
+                        e.id, self.last_id
+                    ));
                 }
                 prev = Some(e.id);
             }

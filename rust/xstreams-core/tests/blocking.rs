@@ -7,8 +7,10 @@
 //!   fail with NOGROUP / WRONGTYPE; plain XREAD callers keep waiting;
 //! * a re-executed command keeps its original timeout and its rewritten `$`.
 //!
-//! Deterministic scenarios driven through `Store::start` / `Store::wait`; the two known
-//! divergences are in `regressions.rs`.
+//! Woken callers are served by the writer, right after the command (or the atomic batch)
+//! that made their key ready and before any other command runs, as redis-server does.
+//!
+//! Deterministic scenarios driven through `Store::start` / `Store::wait`.
 
 use std::time::Duration;
 
@@ -248,4 +250,58 @@ fn two_readers_of_one_group_split_new_entries_in_block_order() {
         served("s", vec![entry("1-2", "a", "2")])
     );
     s.validate().unwrap();
+}
+
+fn cmds(list: &[&str]) -> Vec<Vec<Vec<u8>>> {
+    list.iter()
+        .map(|c| args(c).into_iter().map(|a| a.to_vec()).collect())
+        .collect()
+}
+
+#[test]
+fn a_woken_reader_is_served_before_the_next_pipelined_command() {
+    let s = store();
+    run(&s, "XGROUP CREATE s g $ MKSTREAM");
+    let c = block(&s, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
+    // A pipeline (not atomic): the reader is served between XADD and XDEL.
+    let r = s.execute_batch(0, 2, &cmds(&["XADD s 1-1 a 1", "XDEL s 1-1"]), false);
+    assert_eq!(r[1], Reply::Int(1));
+    assert_eq!(
+        poll(&s, c).unwrap(),
+        served("s", vec![entry("1-1", "a", "1")])
+    );
+    // Inside MULTI/EXEC the reader is served after the batch: the entry is gone by then.
+    let c = block(&s, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
+    s.execute_batch(0, 2, &cmds(&["XADD s 2-1 a 1", "XDEL s 2-1"]), true);
+    let _still_blocked = *poll(&s, c).expect_err("nothing left to read after EXEC");
+}
+
+#[test]
+fn back_to_back_writes_serve_readers_in_block_order() {
+    let s = store();
+    run(&s, "XGROUP CREATE s g $ MKSTREAM");
+    let a = block(&s, "XREADGROUP GROUP g ca COUNT 1 BLOCK 0 STREAMS s >");
+    let b = block(&s, "XREADGROUP GROUP g cb COUNT 1 BLOCK 0 STREAMS s >");
+    // No caller runs between the two writes: the writer serves each reader itself.
+    run(&s, "XADD s 1-1 a 1");
+    run(&s, "XADD s 1-2 a 2");
+    assert_eq!(
+        poll(&s, b).unwrap(),
+        served("s", vec![entry("1-2", "a", "2")])
+    );
+    assert_eq!(
+        poll(&s, a).unwrap(),
+        served("s", vec![entry("1-1", "a", "1")])
+    );
+}
+
+#[test]
+fn dirty_counts_changes_like_redis() {
+    let s = store();
+    let before = s.dirty();
+    run(&s, "XADD s 1-1 a 1");
+    run(&s, "XLEN s");
+    run(&s, "XADD s 1-2 a 1 b 2");
+    run(&s, "XDEL s 1-1 1-2 9-9");
+    assert_eq!(s.dirty() - before, 4);
 }

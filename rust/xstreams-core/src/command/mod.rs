@@ -469,42 +469,53 @@ pub fn command_names() -> impl Iterator<Item = &'static str> {
     COMMANDS.iter().map(|c| c.name)
 }
 
-fn lower(name: &[u8]) -> Option<String> {
-    if name.len() > 32 {
-        return None;
-    }
-    std::str::from_utf8(name)
-        .ok()
-        .map(|s| s.to_ascii_lowercase())
+/// `name` lowercased into `buf`, if it can be a command name.
+fn lower<'b>(name: &[u8], buf: &'b mut [u8; 32]) -> Option<&'b str> {
+    let out = buf.get_mut(..name.len())?;
+    out.copy_from_slice(name);
+    out.make_ascii_lowercase();
+    std::str::from_utf8(out).ok()
 }
 
-/// A resolved command: its spec and full name (`xgroup|create`).
+/// A resolved command: its spec, and its parent's for a subcommand.
 pub struct Resolved {
     pub spec: &'static CommandSpec,
-    pub fullname: String,
+    pub parent: Option<&'static CommandSpec>,
+}
+
+impl Resolved {
+    /// The full name (`xgroup|create`).
+    pub fn fullname(&self) -> String {
+        match self.parent {
+            Some(p) => format!("{}|{}", p.name, self.spec.name),
+            None => self.spec.name.to_string(),
+        }
+    }
 }
 
 /// Find the command for `args`, or the error redis-server gives for an unknown command or
-/// subcommand, or a wrong number of arguments.
+/// subcommand or a wrong number of arguments.
 pub fn resolve(args: &[&[u8]]) -> CmdResult<Resolved> {
     let Some(first) = args.first() else {
         return Err(CmdError::err("empty command"));
     };
-    let base = lower(first).and_then(|n| table().get(n.as_str()).copied());
+    let mut buf = [0u8; 32];
+    let base = lower(first, &mut buf).and_then(|n| table().get(n).copied());
     let Some(base) = base else {
         return Err(CmdError::unknown_command(first, &args[1..]));
     };
     let resolved = if base.subcommands.is_empty() || args.len() == 1 {
         Resolved {
             spec: base,
-            fullname: base.name.to_string(),
+            parent: None,
         }
     } else {
-        let sub = lower(args[1]).and_then(|n| base.subcommands.iter().find(|s| s.name == n));
+        let sub =
+            lower(args[1], &mut buf).and_then(|n| base.subcommands.iter().find(|s| s.name == n));
         match sub {
             Some(s) => Resolved {
                 spec: s,
-                fullname: format!("{}|{}", base.name, s.name),
+                parent: Some(base),
             },
             None => {
                 return Err(CmdError::unknown_subcommand(
@@ -517,7 +528,7 @@ pub fn resolve(args: &[&[u8]]) -> CmdResult<Resolved> {
     let argc = args.len() as i32;
     let a = resolved.spec.arity;
     if (a > 0 && a != argc) || argc < -a {
-        return Err(CmdError::arity(&resolved.fullname));
+        return Err(CmdError::arity(&resolved.fullname()));
     }
     Ok(resolved)
 }
@@ -538,7 +549,7 @@ pub fn execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> Outcome {
         // A container without a subcommand reaches here only through arity: unreachable
         // because its arity (-2) demands a subcommand.
         return Outcome::Reply(
-            CmdError::missing_subcommand(&resolved.fullname.to_ascii_uppercase()).into(),
+            CmdError::missing_subcommand(&resolved.fullname().to_ascii_uppercase()).into(),
         );
     };
     let reply = handler(ctx, args).unwrap_or_else(Reply::from);

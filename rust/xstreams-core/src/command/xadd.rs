@@ -11,12 +11,12 @@ use crate::stream::{AppendError, RefPolicy, TrimArgs, TrimStrategy};
 
 /// Parsed options of XADD / XTRIM.
 #[derive(Clone, Debug, Default)]
-pub struct AddTrimArgs {
+pub struct AddTrimArgs<'a> {
     /// Explicit ID (`None` for `*`) and whether its sequence was given.
     pub id: Option<(StreamId, bool)>,
     pub no_mkstream: bool,
     /// IDMP producer and explicit IID (`None` with IDMPAUTO).
-    pub idmp: Option<(Vec<u8>, Option<Vec<u8>>)>,
+    pub idmp: Option<(&'a [u8], Option<&'a [u8]>)>,
     pub trim: Option<TrimArgs>,
     /// Index of the ID argument (XADD).
     pub id_pos: usize,
@@ -25,7 +25,11 @@ pub struct AddTrimArgs {
 }
 
 /// Parse options exactly as redis-server (`streamParseAddOrTrimArgsOrReply`).
-pub fn parse_add_trim(ctx: &Ctx<'_>, args: &[&[u8]], xadd: bool) -> CmdResult<AddTrimArgs> {
+pub fn parse_add_trim<'a>(
+    ctx: &Ctx<'_>,
+    args: &[&'a [u8]],
+    xadd: bool,
+) -> CmdResult<AddTrimArgs<'a>> {
     let mut out = AddTrimArgs::default();
     let mut strategy: Option<TrimStrategy> = None;
     let mut approx = false;
@@ -98,7 +102,7 @@ pub fn parse_add_trim(ctx: &Ctx<'_>, args: &[&[u8]], xadd: bool) -> CmdResult<Ad
             if args[i + 1].is_empty() {
                 return Err(CmdError::idmpauto_empty_pid());
             }
-            out.idmp = Some((args[i + 1].to_vec(), None));
+            out.idmp = Some((args[i + 1], None));
             i += 1;
         } else if xadd && is(opt, "idmp") && more >= 2 {
             if out.idmp.is_some() {
@@ -110,7 +114,7 @@ pub fn parse_add_trim(ctx: &Ctx<'_>, args: &[&[u8]], xadd: bool) -> CmdResult<Ad
             if args[i + 2].is_empty() {
                 return Err(CmdError::idmp_empty_iid());
             }
-            out.idmp = Some((args[i + 1].to_vec(), Some(args[i + 2].to_vec())));
+            out.idmp = Some((args[i + 1], Some(args[i + 2])));
             i += 2;
         } else if xadd {
             let p = parse_id(opt, 0, true, true).ok_or_else(CmdError::invalid_stream_id)?;
@@ -185,21 +189,27 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     }
     let s = ctx.stream(key)?.expect("stream exists");
     // IDMP: a known (pid, iid) returns the recorded ID before anything else is checked.
-    let mut idmp_iid: Option<(Vec<u8>, Vec<u8>)> = None;
+    let auto: [u8; 16];
+    let mut idmp_iid: Option<(&[u8], &[u8])> = None;
     let mut new_producer = false;
-    if let Some((pid, iid)) = &opts.idmp {
-        s.idmp.expire(now);
+    if let Some((pid, iid)) = opts.idmp {
+        // Only this producer's expired IIDs matter to the lookup; the others expire on
+        // the sweep or before anything reports them.
+        s.idmp.expire_producer(pid, now);
         new_producer = s.idmp.ensure_producer(pid);
         let iid = match iid {
-            Some(i) => i.clone(),
-            None => auto_iid(pairs).to_vec(),
+            Some(i) => i,
+            None => {
+                auto = auto_iid(pairs);
+                &auto
+            }
         };
-        if let Some(orig) = s.idmp.lookup(pid, &iid) {
+        if let Some(orig) = s.idmp.lookup(pid, iid) {
             s.idmp.iids_duplicates += 1;
             ctx.dirty += 1;
             return Ok(Reply::id(&orig));
         }
-        idmp_iid = Some((pid.clone(), iid));
+        idmp_iid = Some((pid, iid));
     }
     let appended = if s.last_id == StreamId::MAX {
         Err(CmdError::xadd_exhausted())
@@ -215,7 +225,7 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         Err(e) => {
             if new_producer {
                 // redis-server keeps the producer it created before failing.
-                let pid = opts.idmp.as_ref().map(|p| p.0.clone()).unwrap_or_default();
+                let pid = opts.idmp.map(|p| p.0.to_vec()).unwrap_or_default();
                 ctx.propagate_record(LogRecord::EmptyProducer {
                     key: key.to_vec(),
                     pid,
@@ -225,7 +235,7 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         }
     };
     let tracked = if let Some((pid, iid)) = idmp_iid {
-        s.idmp.insert(&pid, &iid, id);
+        s.idmp.insert(pid, iid, id);
         true
     } else {
         false

@@ -352,6 +352,68 @@ pub fn parse(buf: &[u8]) -> (Vec<(usize, LogItem)>, ParseStop) {
     (items, ParseStop::End)
 }
 
+fn is_cmd(item: &LogItem, name: &[u8]) -> bool {
+    matches!(item, LogItem::Command(a) if a.len() == 1 && a[0].eq_ignore_ascii_case(name))
+}
+
+/// Parse a whole log as replay reads it. The records of one command come wrapped in
+/// MULTI/EXEC: the wrappers are checked and left out, and a MULTI whose EXEC is missing at
+/// the end of the data is a cut tail (the crash happened while it was written), so the
+/// stop is then `Truncated` at that MULTI and its records are left out too. Returns the
+/// items replay applies, with their start offsets, and why parsing stopped.
+pub fn parse_replayable(buf: &[u8]) -> (Vec<(usize, LogItem)>, ParseStop) {
+    let (items, stop) = parse(buf);
+    let mut out = Vec::with_capacity(items.len());
+    // Start of the open MULTI block and of its records in `out`.
+    let mut block: Option<(usize, usize)> = None;
+    for (offset, item) in items {
+        if is_cmd(&item, b"MULTI") {
+            if block.is_some() {
+                return drop_open(
+                    out,
+                    block,
+                    ParseStop::Corrupt {
+                        offset,
+                        message: "nested MULTI".into(),
+                    },
+                );
+            }
+            block = Some((offset, out.len()));
+        } else if is_cmd(&item, b"EXEC") {
+            if block.take().is_none() {
+                return (
+                    out,
+                    ParseStop::Corrupt {
+                        offset,
+                        message: "EXEC without MULTI".into(),
+                    },
+                );
+            }
+        } else {
+            out.push((offset, item));
+        }
+    }
+    let stop = match (stop, block) {
+        (ParseStop::End | ParseStop::Truncated { .. }, Some((offset, _))) => {
+            ParseStop::Truncated { offset }
+        }
+        (stop, _) => stop,
+    };
+    drop_open(out, block, stop)
+}
+
+/// Leave out the records of an open MULTI block.
+fn drop_open(
+    mut out: Vec<(usize, LogItem)>,
+    block: Option<(usize, usize)>,
+    stop: ParseStop,
+) -> (Vec<(usize, LogItem)>, ParseStop) {
+    if let Some((_, first)) = block {
+        out.truncate(first);
+    }
+    (out, stop)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,5 +483,41 @@ mod tests {
         assert!(matches!(stop, ParseStop::Corrupt { .. }), "{stop:?}");
         let (_, stop) = parse(b"*2x");
         assert!(matches!(stop, ParseStop::Corrupt { .. }), "{stop:?}");
+    }
+
+    #[test]
+    fn replayable_drops_wrappers_and_open_blocks() {
+        let xadd = |id: &str| LogRecord::Cmd(vec![b"XADD".to_vec(), b"s".to_vec(), id.into()]);
+        let mut out = Vec::new();
+        let mut cur = LogCursor::default();
+        encode_records(&mut out, &mut cur, 0, 5, &[xadd("1-1")]);
+        let multi = out.len();
+        encode_records(&mut out, &mut cur, 0, 5, &[xadd("1-2"), xadd("1-3")]);
+        let (items, stop) = parse_replayable(&out);
+        assert_eq!(stop, ParseStop::End);
+        // T, XADD, XADD, XADD: no MULTI/EXEC.
+        assert_eq!(items.len(), 4);
+        assert_eq!(items[2].0, multi + b"*1\r\n$5\r\nMULTI\r\n".len());
+        for cut in multi + 1..out.len() {
+            let (items, stop) = parse_replayable(&out[..cut]);
+            assert_eq!(stop, ParseStop::Truncated { offset: multi }, "cut at {cut}");
+            assert_eq!(items.len(), 2, "cut at {cut}");
+        }
+        let mut nested = out[..out.len() - 14].to_vec();
+        nested.extend_from_slice(&out[multi..]);
+        let (items, stop) = parse_replayable(&nested);
+        assert_eq!(
+            stop,
+            ParseStop::Corrupt {
+                offset: out.len() - 14,
+                message: "nested MULTI".into()
+            }
+        );
+        assert_eq!(items.len(), 2);
+        let (_, stop) = parse_replayable(b"*1\r\n$4\r\nEXEC\r\n");
+        assert!(
+            matches!(stop, ParseStop::Corrupt { offset: 0, .. }),
+            "{stop:?}"
+        );
     }
 }

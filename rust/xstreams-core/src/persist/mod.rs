@@ -14,6 +14,7 @@
 //! file and offset. Compaction writes a new snapshot from a copy of the keyspace taken
 //! under the store lock, while commands continue into a fresh log.
 
+pub mod inspect;
 pub mod log;
 pub mod snapshot;
 
@@ -179,7 +180,9 @@ impl Manifest {
         s
     }
 
-    fn parse(text: &str, path: &Path) -> Result<Manifest, PersistError> {
+    /// Parse a MANIFEST's bytes; an error is (offset, message).
+    fn parse(data: &[u8]) -> Result<Manifest, (u64, &'static str)> {
+        let text = std::str::from_utf8(data).map_err(|_| (0, "manifest is not text"))?;
         let mut m = Manifest::default();
         let mut offset = 0u64;
         for line in text.split_inclusive('\n') {
@@ -190,21 +193,30 @@ impl Manifest {
                 continue;
             }
             let parts: Vec<&str> = l.split(' ').collect();
-            let bad = || corrupt(path, here, "unrecognised manifest line");
+            let bad = (here, "unrecognised manifest line");
             if parts.len() != 6 || parts[0] != "file" || parts[2] != "seq" || parts[4] != "type" {
-                return Err(bad());
+                return Err(bad);
             }
-            let seq: u64 = parts[3].parse().map_err(|_| bad())?;
+            let seq: u64 = parts[3].parse().map_err(|_| bad)?;
             match parts[5] {
                 "b" if parts[1] == snapshot_name(seq) && m.base.is_none() => m.base = Some(seq),
                 "i" if parts[1] == log_name(seq) => m.incr.push(seq),
-                _ => return Err(bad()),
+                _ => return Err(bad),
             }
         }
         if m.incr.is_empty() {
-            return Err(corrupt(path, 0, "manifest lists no log"));
+            return Err((0, "manifest lists no log"));
         }
         Ok(m)
+    }
+
+    /// The files listed, snapshot first, then the logs in replay order.
+    pub fn files(&self) -> Vec<String> {
+        self.base
+            .map(snapshot_name)
+            .into_iter()
+            .chain(self.incr.iter().map(|&i| log_name(i)))
+            .collect()
     }
 }
 
@@ -546,80 +558,45 @@ fn apply_item(
     Ok(false)
 }
 
-fn is_cmd(item: &LogItem, name: &[u8]) -> bool {
-    matches!(item, LogItem::Command(a) if a.len() == 1 && a[0].eq_ignore_ascii_case(name))
-}
-
-/// Replay one log file into `ks`. Returns (commands replayed, cut tail if any). The
-/// records of one command come wrapped in MULTI/EXEC; a MULTI whose EXEC is missing at
-/// the end of the log is a cut tail (the crash happened while it was written).
+/// Replay one log file into `ks`. Returns (commands replayed, cut tail if any); see
+/// [`log::parse_replayable`] for what counts as a cut tail.
 pub fn replay_log(
     ks: &mut Keyspace,
     path: &Path,
     data: &[u8],
 ) -> Result<(u64, Option<u64>), PersistError> {
-    let (items, stop) = log::parse(data);
+    let (items, stop) = log::parse_replayable(data);
     let mut db = 0usize;
     let mut now = ks.clock.now_ms();
     let mut commands = 0u64;
-    let mut block: Option<(usize, Vec<(usize, LogItem)>)> = None;
     for (offset, item) in items {
-        if is_cmd(&item, b"MULTI") {
-            if block.is_some() {
-                return Err(corrupt(path, offset as u64, "nested MULTI"));
-            }
-            block = Some((offset, Vec::new()));
-            continue;
-        }
-        if is_cmd(&item, b"EXEC") {
-            let Some((_, items)) = block.take() else {
-                return Err(corrupt(path, offset as u64, "EXEC without MULTI"));
-            };
-            for (off, it) in items {
-                if apply_item(ks, &mut db, &mut now, it)
-                    .map_err(|m| corrupt(path, off as u64, &m))?
-                {
-                    commands += 1;
-                }
-            }
-            continue;
-        }
-        match &mut block {
-            Some((_, items)) => items.push((offset, item)),
-            None => {
-                if apply_item(ks, &mut db, &mut now, item)
-                    .map_err(|m| corrupt(path, offset as u64, &m))?
-                {
-                    commands += 1;
-                }
-            }
+        if apply_item(ks, &mut db, &mut now, item).map_err(|m| corrupt(path, offset as u64, &m))? {
+            commands += 1;
         }
     }
     match stop {
         ParseStop::Corrupt { offset, message } => Err(corrupt(path, offset as u64, &message)),
-        ParseStop::End => Ok((commands, block.map(|(off, _)| off as u64))),
-        ParseStop::Truncated { offset } => Ok((
-            commands,
-            Some(block.map(|(off, _)| off).unwrap_or(offset) as u64),
-        )),
+        ParseStop::End => Ok((commands, None)),
+        ParseStop::Truncated { offset } => Ok((commands, Some(offset as u64))),
     }
 }
 
-fn read_manifest(dir: &Path) -> Result<(String, Manifest), PersistError> {
+fn no_store(dir: &Path) -> PersistError {
+    PersistError {
+        kind: ErrorKind::NotFound,
+        message: format!("no xstreams store at {} (no {MANIFEST})", dir.display()),
+    }
+}
+
+fn read_manifest(dir: &Path) -> Result<(Vec<u8>, Manifest), PersistError> {
     let mpath = dir.join(MANIFEST);
-    let text = match fs::read(&mpath) {
+    let data = match fs::read(&mpath) {
         Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(PersistError {
-                kind: ErrorKind::NotFound,
-                message: format!("no xstreams store at {} (no {MANIFEST})", dir.display()),
-            })
-        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(no_store(dir)),
         Err(e) => return Err(io_err(&mpath, e)),
     };
-    let text = String::from_utf8(text).map_err(|_| corrupt(&mpath, 0, "manifest is not text"))?;
-    let m = Manifest::parse(&text, &mpath)?;
-    Ok((text, m))
+    let m = Manifest::parse(&data).map_err(|(off, msg)| corrupt(&mpath, off, msg))?;
+    Ok((data, m))
 }
 
 fn load_once(
@@ -628,28 +605,44 @@ fn load_once(
     config: Config,
 ) -> Result<(Keyspace, LoadReport), PersistError> {
     let missing = |p: &Path| corrupt(p, 0, "listed in the MANIFEST but missing");
-    let mut report = LoadReport::default();
-    let mut ks = match manifest.base {
+    let open = |p: &Path| match fs::File::open(p) {
+        Ok(f) => Ok(f),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(missing(p)),
+        Err(e) => Err(io_err(p, e)),
+    };
+    let read = |p: &Path, mut f: fs::File| {
+        let mut data = Vec::new();
+        io::Read::read_to_end(&mut f, &mut data).map_err(|e| io_err(p, e))?;
+        Ok::<_, PersistError>(data)
+    };
+    // Open every listed file before reading any: a compaction that deletes them later
+    // cannot take an open file away, so the window for a concurrent writer is this loop.
+    let base = match manifest.base {
         Some(b) => {
             let p = dir.join(snapshot_name(b));
-            let data = match fs::read(&p) {
-                Ok(d) => d,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(missing(&p)),
-                Err(e) => return Err(io_err(&p, e)),
-            };
+            let f = open(&p)?;
+            Some((b, p, f))
+        }
+        None => None,
+    };
+    let mut logs = Vec::with_capacity(manifest.incr.len());
+    for &seq in &manifest.incr {
+        let p = dir.join(log_name(seq));
+        let f = open(&p)?;
+        logs.push((seq, p, f));
+    }
+    let mut report = LoadReport::default();
+    let mut ks = match base {
+        Some((b, p, f)) => {
+            let data = read(&p, f)?;
             report.snapshot = Some(snapshot_name(b));
             snapshot::load(&data, config).map_err(|e| corrupt(&p, e.offset, &e.message))?
         }
         None => Keyspace::new(config),
     };
-    let last = manifest.incr.len() - 1;
-    for (i, &seq) in manifest.incr.iter().enumerate() {
-        let p = dir.join(log_name(seq));
-        let data = match fs::read(&p) {
-            Ok(d) => d,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(missing(&p)),
-            Err(e) => return Err(io_err(&p, e)),
-        };
+    let last = logs.len().saturating_sub(1);
+    for (i, (seq, p, f)) in logs.into_iter().enumerate() {
+        let data = read(&p, f)?;
         let (n, cut) = replay_log(&mut ks, &p, &data)?;
         report.commands += n;
         report.logs.push(log_name(seq));
@@ -681,7 +674,7 @@ pub fn load(dir: &Path, config: Config) -> Result<(Keyspace, Manifest, LoadRepor
             Err(e) => {
                 attempts += 1;
                 let changed = read_manifest(dir).map(|(t, _)| t != text).unwrap_or(false);
-                if !changed || attempts >= 20 {
+                if !changed || attempts >= 100 {
                     return Err(e);
                 }
             }

@@ -17,11 +17,11 @@ pub const MAGIC: &[u8; 8] = b"XSTRSNP1";
 pub const TRAILER_MAGIC: &[u8; 8] = b"XSTREND1";
 pub const VERSION: u32 = 1;
 
-const TAG_CONFIG: u8 = 1;
-const TAG_STRING: u8 = 2;
-const TAG_STREAM: u8 = 3;
-const TAG_NODE: u8 = 4;
-const TAG_INDEX: u8 = 0xFF;
+pub const TAG_CONFIG: u8 = 1;
+pub const TAG_STRING: u8 = 2;
+pub const TAG_STREAM: u8 = 3;
+pub const TAG_NODE: u8 = 4;
+pub const TAG_INDEX: u8 = 0xFF;
 
 /// Where a node lives in the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -336,7 +336,7 @@ fn err(offset: usize, message: impl Into<String>) -> SnapshotError {
 
 /// Read the section at `off`: (tag, payload, next offset).
 pub fn read_section(buf: &[u8], off: usize) -> Result<(u8, &[u8], usize), SnapshotError> {
-    if off + 9 > buf.len() {
+    if off.checked_add(9).is_none_or(|e| e > buf.len()) {
         return Err(err(off, "file ends inside a section header"));
     }
     let tag = buf[off];
@@ -374,10 +374,22 @@ pub fn read_header(buf: &[u8]) -> Result<usize, SnapshotError> {
 
 /// Read the key index (for partial loads).
 pub fn read_index(buf: &[u8]) -> Result<Vec<KeyIndex>, SnapshotError> {
-    read_header(buf)?;
+    index_section(buf).map(|(index, _, _)| index)
+}
+
+/// The trailer's index offset and length.
+fn trailer(buf: &[u8]) -> (u64, u64) {
     let t = buf.len() - 24;
-    let ioff = u64::from_le_bytes(buf[t..t + 8].try_into().expect("8 bytes")) as usize;
-    let (tag, payload, _) = read_section(buf, ioff)?;
+    let ioff = u64::from_le_bytes(buf[t..t + 8].try_into().expect("8 bytes"));
+    let ilen = u64::from_le_bytes(buf[t + 8..t + 16].try_into().expect("8 bytes"));
+    (ioff, ilen)
+}
+
+/// Read the index the trailer points to: (index, its offset, the end of its section).
+fn index_section(buf: &[u8]) -> Result<(Vec<KeyIndex>, usize, usize), SnapshotError> {
+    read_header(buf)?;
+    let ioff = usize::try_from(trailer(buf).0).unwrap_or(usize::MAX);
+    let (tag, payload, end) = read_section(buf, ioff)?;
     if tag != TAG_INDEX {
         return Err(err(ioff, "trailer does not point to the index"));
     }
@@ -411,9 +423,13 @@ pub fn read_index(buf: &[u8]) -> Result<Vec<KeyIndex>, SnapshotError> {
                 nodes,
             });
         }
+        if !d.done() {
+            return Err("trailing bytes in the index".into());
+        }
         Ok(out)
     };
-    parse(&mut d).map_err(|m| err(ioff, m))
+    let index = parse(&mut d).map_err(|m| err(ioff, m))?;
+    Ok((index, ioff, end))
 }
 
 struct StreamHeader {
@@ -497,10 +513,10 @@ fn decode_stream_header(d: &mut Dec<'_>) -> Result<StreamHeader, String> {
 }
 
 /// Decode a node section payload: (db, key, node).
-pub fn decode_node(payload: &[u8]) -> Result<(u8, Vec<u8>, StreamNode), String> {
+pub fn decode_node(payload: &[u8]) -> Result<(u8, &[u8], StreamNode), String> {
     let mut d = Dec::new(payload);
     let db = d.u8()?;
-    let key = d.bytes()?.to_vec();
+    let key = d.bytes()?;
     let parts = NodeParts {
         master: d.id()?,
         last: d.id()?,
@@ -517,21 +533,91 @@ pub fn decode_node(payload: &[u8]) -> Result<(u8, Vec<u8>, StreamNode), String> 
     Ok((db, key, StreamNode::from_parts(parts)?))
 }
 
-/// Load a whole snapshot into a keyspace (settings from the snapshot replace `config`'s).
-pub fn load(buf: &[u8], config: Config) -> Result<Keyspace, SnapshotError> {
+/// A name for a section tag (for tools).
+pub fn tag_name(tag: u8) -> &'static str {
+    match tag {
+        TAG_CONFIG => "config",
+        TAG_STRING => "string",
+        TAG_STREAM => "stream",
+        TAG_NODE => "node",
+        TAG_INDEX => "index",
+        _ => "unknown",
+    }
+}
+
+/// One section, as [`walk`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SectionRef<'a> {
+    pub offset: u64,
+    pub tag: u8,
+    /// Bytes of the whole section (13 + payload).
+    pub len: u64,
+    /// (db, key) of a string, stream or node section.
+    pub key: Option<(u8, &'a [u8])>,
+}
+
+/// One key read from a snapshot.
+pub struct SnapshotKey {
+    pub db: u8,
+    pub key: Vec<u8>,
+    pub expire_at: Option<i64>,
+    pub value: Value,
+}
+
+/// What [`walk`] reports, in file order (a key after its sections).
+pub enum Visit<'a> {
+    Section(SectionRef<'a>),
+    Key(SnapshotKey),
+}
+
+/// What a snapshot holds besides its keys.
+pub struct SnapshotMeta {
+    /// The header's creation time (Unix ms).
+    pub created_ms: i64,
+    /// The settings passed to [`walk`], with the snapshot's applied.
+    pub config: Config,
+}
+
+/// Read and check a whole snapshot without building a keyspace: the header, the index
+/// and trailer, every section (CRC, structure, node buffers, stream invariants, no
+/// duplicate key), and the index against the sections. Each section and key goes to
+/// `visit`. An error names the offset of the header field or section at fault.
+pub fn walk<'a>(
+    buf: &'a [u8],
+    mut config: Config,
+    visit: &mut dyn FnMut(Visit<'a>),
+) -> Result<SnapshotMeta, SnapshotError> {
     let mut off = read_header(buf)?;
+    let created_ms = i64::from_le_bytes(buf[16..24].try_into().expect("8 bytes"));
     // The index (which partial readers follow) must be intact too.
-    let index = read_index(buf)?;
+    let (index, ioff, iend) = index_section(buf)?;
     let t = buf.len() - 24;
-    let ioff = u64::from_le_bytes(buf[t..t + 8].try_into().expect("8 bytes"));
-    let ilen = u64::from_le_bytes(buf[t + 8..t + 16].try_into().expect("8 bytes"));
-    if ioff.checked_add(ilen) != Some(t as u64) {
+    let (_, ilen) = trailer(buf);
+    if (ioff as u64).checked_add(ilen) != Some(t as u64) {
         return Err(err(t, "trailer's index length does not reach the trailer"));
     }
-    let mut ks = Keyspace::new(config);
-    let end_of_sections = buf.len() - 24;
-    while off < end_of_sections {
+    if iend != t {
+        return Err(err(t, "the index section does not end at the trailer"));
+    }
+    let mut layout: Vec<KeyIndex> = Vec::with_capacity(index.len());
+    let mut seen: std::collections::HashSet<(u8, &[u8])> = Default::default();
+    let mut new_key = |off: usize, db: u8, key: &'a [u8]| {
+        if db as usize >= NUM_DBS || !seen.insert((db, key)) {
+            return Err(err(off, "bad or duplicate key"));
+        }
+        Ok(())
+    };
+    let mut index_seen = false;
+    let mut last = off;
+    while off < t {
+        last = off;
         let (tag, payload, next) = read_section(buf, off)?;
+        let mut section = SectionRef {
+            offset: off as u64,
+            tag,
+            len: (next - off) as u64,
+            key: None,
+        };
         let mut d = Dec::new(payload);
         match tag {
             TAG_CONFIG => {
@@ -541,31 +627,53 @@ pub fn load(buf: &[u8], config: Config) -> Result<Keyspace, SnapshotError> {
                         String::from_utf8_lossy(d.bytes().map_err(|m| err(off, m))?).into_owned();
                     let value =
                         String::from_utf8_lossy(d.bytes().map_err(|m| err(off, m))?).into_owned();
-                    ks.config
+                    config
                         .set(&name, &value)
                         .map_err(|m| err(off, format!("setting {name}: {m}")))?;
                 }
+                if !d.done() {
+                    return Err(err(off, "trailing bytes in config section"));
+                }
+                visit(Visit::Section(section));
             }
             TAG_STRING => {
-                let r = (|| -> Result<(u8, Vec<u8>, i64, Vec<u8>), String> {
-                    Ok((d.u8()?, d.bytes()?.to_vec(), d.i64()?, d.bytes()?.to_vec()))
+                let (db, key, expire, v) = (|| -> Result<_, String> {
+                    Ok((d.u8()?, d.bytes()?, d.i64()?, d.bytes()?.to_vec()))
                 })()
                 .map_err(|m| err(off, m))?;
-                let (db, key, expire, v) = r;
-                if db as usize >= NUM_DBS || ks.dbs[db as usize].get(&key).is_some() {
-                    return Err(err(off, "bad or duplicate key"));
+                if !d.done() {
+                    return Err(err(off, "trailing bytes in string section"));
                 }
-                ks.dbs[db as usize].set(&key, Value::Str(v), (expire >= 0).then_some(expire));
+                new_key(off, db, key)?;
+                section.key = Some((db, key));
+                visit(Visit::Section(section));
+                layout.push(KeyIndex {
+                    db,
+                    key: key.to_vec(),
+                    kind: 0,
+                    offset: off as u64,
+                    len: section.len,
+                    nodes: Vec::new(),
+                });
+                visit(Visit::Key(SnapshotKey {
+                    db,
+                    key: key.to_vec(),
+                    expire_at: (expire >= 0).then_some(expire),
+                    value: Value::Str(v),
+                }));
             }
             TAG_STREAM => {
                 let db = d.u8().map_err(|m| err(off, m))?;
-                let key = d.bytes().map_err(|m| err(off, m))?.to_vec();
+                let key = d.bytes().map_err(|m| err(off, m))?;
                 let expire = d.i64().map_err(|m| err(off, m))?;
                 let h = decode_stream_header(&mut d).map_err(|m| err(off, m))?;
                 if !d.done() {
                     return Err(err(off, "trailing bytes in stream section"));
                 }
-                let mut nodes = Vec::with_capacity(h.node_count as usize);
+                section.key = Some((db, key));
+                visit(Visit::Section(section));
+                let mut nodes = Vec::with_capacity(h.node_count.min(1 << 16) as usize);
+                let mut node_index = Vec::with_capacity(nodes.capacity());
                 let mut noff = next;
                 for _ in 0..h.node_count {
                     let (ntag, np, nnext) = read_section(buf, noff)?;
@@ -576,55 +684,87 @@ pub fn load(buf: &[u8], config: Config) -> Result<Keyspace, SnapshotError> {
                     if ndb != db || nkey != key {
                         return Err(err(noff, "node belongs to another key"));
                     }
+                    visit(Visit::Section(SectionRef {
+                        offset: noff as u64,
+                        tag: ntag,
+                        len: (nnext - noff) as u64,
+                        key: Some((db, key)),
+                    }));
+                    node_index.push(NodeIndex {
+                        master: node.master_id(),
+                        last: node.last_id_any(),
+                        live: node.live(),
+                        offset: noff as u64,
+                        len: (nnext - noff) as u64,
+                    });
                     nodes.push(node);
                     noff = nnext;
                 }
-                let (length, last, first, maxdel, added) = h.stream_fields;
-                let s =
-                    Stream::restore(nodes, length, last, first, maxdel, added, h.groups, h.idmp)
-                        .map_err(|m| err(off, m))?;
-                if db as usize >= NUM_DBS || ks.dbs[db as usize].get(&key).is_some() {
-                    return Err(err(off, "bad or duplicate key"));
-                }
-                let has_idmp = s.idmp.is_tracked();
-                ks.dbs[db as usize].set(
-                    &key,
-                    Value::Stream(Box::new(s)),
-                    (expire >= 0).then_some(expire),
-                );
-                if has_idmp {
-                    ks.dbs[db as usize].idmp_keys.insert(key.clone());
-                }
+                let (length, last_id, first, maxdel, added) = h.stream_fields;
+                let s = Stream::restore(
+                    nodes, length, last_id, first, maxdel, added, h.groups, h.idmp,
+                )
+                .map_err(|m| err(off, m))?;
+                new_key(off, db, key)?;
+                layout.push(KeyIndex {
+                    db,
+                    key: key.to_vec(),
+                    kind: 1,
+                    offset: off as u64,
+                    len: section.len,
+                    nodes: node_index,
+                });
+                visit(Visit::Key(SnapshotKey {
+                    db,
+                    key: key.to_vec(),
+                    expire_at: (expire >= 0).then_some(expire),
+                    value: Value::Stream(Box::new(s)),
+                }));
                 off = noff;
                 continue;
             }
             TAG_INDEX => {
-                if off as u64 != ioff {
+                if off != ioff {
                     return Err(err(off, "a second index section"));
                 }
+                index_seen = true;
+                visit(Visit::Section(section));
             }
             TAG_NODE => return Err(err(off, "node section outside a stream")),
             other => return Err(err(off, format!("unknown section tag {other}"))),
         }
         off = next;
     }
-    let loaded: usize = ks.dbs.iter().map(|d| d.len()).sum();
-    if loaded != index.len() {
-        return Err(err(
-            ioff as usize,
-            "the index does not list the keys the file holds",
-        ));
+    if off != t {
+        return Err(err(last, "section runs into the trailer"));
     }
-    for k in &index {
-        let ok = match ks.dbs.get(k.db as usize).and_then(|d| d.get(&k.key)) {
-            Some(e) => match &e.value {
-                Value::Stream(s) => k.kind == 1 && s.node_count() == k.nodes.len(),
-                Value::Str(_) => k.kind == 0,
-            },
-            None => false,
-        };
-        if !ok {
-            return Err(err(ioff as usize, "the index does not match the sections"));
+    if !index_seen {
+        return Err(err(ioff, "the sections do not lead to the index"));
+    }
+    if layout.len() != index.len() {
+        return Err(err(ioff, "the index does not list the keys the file holds"));
+    }
+    if layout != index {
+        return Err(err(ioff, "the index does not match the sections"));
+    }
+    Ok(SnapshotMeta { created_ms, config })
+}
+
+/// Load a whole snapshot into a keyspace (settings from the snapshot replace `config`'s).
+pub fn load(buf: &[u8], config: Config) -> Result<Keyspace, SnapshotError> {
+    let mut keys = Vec::new();
+    let meta = walk(buf, config, &mut |v| {
+        if let Visit::Key(k) = v {
+            keys.push(k);
+        }
+    })?;
+    let mut ks = Keyspace::new(meta.config);
+    for k in keys {
+        let db = &mut ks.dbs[k.db as usize];
+        let idmp = matches!(&k.value, Value::Stream(s) if s.idmp.is_tracked());
+        db.set(&k.key, k.value, k.expire_at);
+        if idmp {
+            db.idmp_keys.insert(k.key);
         }
     }
     Ok(ks)

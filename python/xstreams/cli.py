@@ -1,0 +1,654 @@
+"""The ``xstreams`` command-line tool: check and dump durable stores (and ``xstreams serve``,
+which hands over to :mod:`xstreams.server`).
+
+``xstreams check PATH [--fix]``
+    Verify a store directory - the MANIFEST, every snapshot section's checksum and
+    structure (including the key and node index that partial readers rely on), every
+    log's syntax - then load it read-only with the engine (replaying every log) and check
+    every invariant. Reports the files, their sizes, the keys and the commands found, and
+    any damage with its file and offset. Exit status: 0 healthy, 1 damaged (or not
+    fixable), 2 usage error (including "no store at PATH"). ``--fix`` drops the cut tail of
+    the last log - the incomplete command a crash leaves behind, which a writable open
+    drops too - and says what it dropped; it never changes anything else. ``check``
+    works on a store another process holds open (it takes no lock); ``--fix`` needs the
+    store closed.
+
+``xstreams dump PATH [--db N] [--key K] [--format text|json]``
+    Print the whole state: for each key, its type and expiry; for a string, its value;
+    for a stream, what XINFO STREAM FULL shows (counters, every entry, groups,
+    consumers, PELs) plus what no command shows: the NACK zone in order, the delivery
+    order of the pending entries, and the IDMP producers with their IIDs in FIFO order.
+    The store is loaded read-only (no lock, nothing written, so it may be open elsewhere)
+    with its clock at the last time its files record, so nothing expires while dumping.
+
+The files are read by the engine only: the file-by-file check is
+``xstreams._xstreams.inspect_store`` (``rust/xstreams-core/src/persist/inspect.rs``) and
+the data comes from commands on a read-only store. The formats are described in
+``docs/format.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+MANIFEST = "MANIFEST"
+
+#: The settings a store keeps (``Store.config_get`` names).
+SETTINGS = (
+    "stream-node-max-entries",
+    "stream-node-max-bytes",
+    "stream-idmp-duration",
+    "stream-idmp-maxsize",
+)
+
+
+def _import_xstreams():
+    import xstreams  # noqa: PLC0415 - keep `xstreams --version` and errors cheap
+
+    return xstreams
+
+
+def inspect_store(path: os.PathLike) -> Dict[str, Any]:
+    """The engine's file-by-file check of the store at ``path`` (see
+    ``xstreams._xstreams.inspect_store``); raises ``StoreError`` when there is none."""
+    _import_xstreams()
+    from xstreams import _xstreams  # noqa: PLC0415
+
+    return _xstreams.inspect_store(os.fspath(path))
+
+
+def listed_files(info: Dict[str, Any]) -> List[str]:
+    """The files the MANIFEST lists, snapshot first (empty when it is unreadable)."""
+    return [f["name"] for f in info["files"]]
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _human(n: int) -> str:
+    return f"{n} bytes"
+
+
+def _q(b: bytes) -> str:
+    """A bytes value as a double-quoted, escaped, unambiguous string."""
+    out = ['"']
+    for c in b:
+        ch = chr(c)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif 32 <= c < 127:
+            out.append(ch)
+        else:
+            out.append(f"\\x{c:02x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _j(b: bytes) -> Any:
+    """A bytes value for JSON: a string when it is UTF-8, else {"hex": ...}."""
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"hex": b.hex()}
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, bytes):
+        return _j(v)
+    if isinstance(v, dict):
+        return {k: _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    return v
+
+
+# ---------------------------------------------------------------------------- check
+
+
+class _Report:
+    def __init__(self, out) -> None:
+        self.out = out
+        self.problems: List[str] = []
+        self.cut: Optional[Tuple[str, int, int]] = None  # (file, offset, bytes)
+        self.notes: List[str] = []
+        #: The pid holding the writer lock (-1 when unknown), None when not held.
+        self.holder: Optional[int] = None
+
+    def line(self, text: str = "") -> None:
+        print(text, file=self.out)
+
+    def problem(self, text: str) -> None:
+        self.problems.append(text)
+        self.line(f"  DAMAGED: {text}")
+
+
+def check_store(path: Path, out=None, attempts: int = 20) -> Tuple[int, _Report]:
+    """Check the store at ``path``; returns (exit status, report).
+
+    A writer may compact while the check runs, replacing the files it reads: when a
+    problem shows up and the MANIFEST changed meanwhile, the check starts over."""
+    out = out or sys.stdout
+    for attempt in range(attempts):
+        try:
+            manifest_before = (path / MANIFEST).read_bytes()
+        except OSError:
+            manifest_before = None
+        buf = io.StringIO()
+        status, rep = _check_once(path, buf)
+        try:
+            changed = (path / MANIFEST).read_bytes() != manifest_before
+        except OSError:
+            changed = True
+        if status == 0 or not changed or attempt == attempts - 1:
+            break
+        time.sleep(0.01 * (attempt + 1))
+    out.write(buf.getvalue())
+    rep.out = out
+    return status, rep
+
+
+def _damaged(name: str, p: Dict[str, Any]) -> str:
+    return f"{name} is damaged at offset {p['offset']}: {p['message']}"
+
+
+def _check_files(info: Dict[str, Any], rep: _Report) -> Optional[int]:
+    """Report the engine's file-by-file check; returns the snapshot's key count."""
+    snapshot_keys: Optional[int] = None
+    for f in info["files"]:
+        name, p, s = f["name"], f["problem"], f["summary"]
+        kind = p["kind"] if p else None
+        if kind == "missing":
+            rep.line(f"  {name:<22} missing")
+            rep.problem(f"{name} is listed in {MANIFEST} but does not exist")
+            continue
+        if kind == "unreadable":
+            rep.problem(f"{name}: {p['message']}")
+            continue
+        size = _human(f["size"])
+        if f["type"] == "snapshot":
+            if p:
+                rep.line(f"  {name:<22} {size}")
+                rep.problem(_damaged(name, p))
+                continue
+            snapshot_keys = s["keys"]
+            rep.line(
+                f"  {name:<22} {size}: ok - {s['section_count']} sections, "
+                f"{s['keys']} keys ({s['streams']} streams, {s['strings']} strings), "
+                f"{s['nodes']} nodes, {s['entries']} entries, index ok "
+                f"(created at {s['created_ms']} ms)"
+            )
+            continue
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(s["commands_by_name"].items()))
+        summary = f"{s['commands']} commands" + (f" ({kinds})" if kinds else "")
+        summary += f", {s['annotations']} annotations"
+        if p is None:
+            rep.line(f"  {name:<22} {size}: ok - {summary}")
+        elif kind == "truncated-tail":
+            off = p["offset"]
+            dropped = f["size"] - off
+            rep.line(f"  {name:<22} {size}: {summary} before the cut")
+            rep.cut = (name, off, dropped)
+            rep.problem(
+                f"{name} ends inside a command at offset {off} ({dropped} bytes of an "
+                "incomplete write, as a crash leaves); `check --fix` drops them "
+                "(a writable open does too)"
+            )
+        else:
+            where = "the cut" if s["cut_at"] is not None else "the damage"
+            rep.line(f"  {name:<22} {size}: {summary} before {where}")
+            rep.problem(_damaged(name, p))
+    return snapshot_keys
+
+
+def _check_once(path: Path, out) -> Tuple[int, _Report]:
+    rep = _Report(out)
+    rep.line(f"store {path}")
+    xs = _import_xstreams()
+    from xstreams import exceptions as xexc  # noqa: PLC0415
+
+    try:
+        info = inspect_store(path)
+    except xexc.StoreError as e:
+        rep.problem(str(e))
+        return 1, rep
+    holder = info["lock_holder"]
+    if holder is not None:
+        pid = holder["pid"]
+        rep.holder = -1 if pid is None else pid
+        who = "another process" if pid is None else f"process {pid}"
+        rep.line(
+            f"  open for writing by {who} (checking a live store: a write in progress "
+            "can look like a cut tail)"
+        )
+    m = info["manifest"]
+    if m["problem"] is not None:
+        p = m["problem"]
+        if p["kind"] == "unreadable":
+            rep.problem(f"{MANIFEST}: {p['message']}")
+        else:
+            rep.line(f"  {MANIFEST:<22} {_human(m['size'])}")
+            rep.problem(_damaged(MANIFEST, p))
+        return 1, rep
+    base = "no snapshot" if m["snapshot"] is None else f"snapshot {m['snapshot']}"
+    rep.line(f"  {MANIFEST:<22} {_human(m['size'])}: {base}, {len(m['logs'])} log(s)")
+    snapshot_keys = _check_files(info, rep)
+    for o in info["leftovers"]:
+        rep.line(f"  {o:<22} not in {MANIFEST} (left over; not used)")
+    # The engine's own load: replays every log, checks every invariant. Keys are counted
+    # as of the store's last recorded command time (not today's clock, which would expire
+    # keys the store itself still holds).
+    last_time = info["last_time"]
+    clock = None if last_time is None else {"clock_ms": last_time}
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        try:
+            store = xs.Store(path, read_only=True, **(clock or {}))
+        except xexc.InternalError as e:
+            rep.problem(f"the engine failed (a bug, please report it): {e}")
+            return 1, rep
+        except xexc.StoreError as e:
+            if not rep.problems:
+                rep.problem(str(e))
+            else:
+                rep.line(f"  engine: {e}")
+            return 1, rep
+    try:
+        report = store.load_report
+        try:
+            store.validate()
+        except AssertionError as e:
+            rep.problem(f"loaded state breaks an invariant: {e}")
+        per_db = []
+        total = 0
+        for db in range(16):
+            n = store.execute_command("DBSIZE", db=db)
+            if n:
+                per_db.append(f"db{db}: {n}")
+                total += n
+        when = "" if last_time is None else f" at the last recorded time ({last_time} ms)"
+        rep.line(
+            f"  loaded{when}: {total} live keys"
+            + (f" ({', '.join(per_db)})" if per_db else "")
+            + f", {report['commands']} commands replayed"
+            + (f" on a snapshot of {snapshot_keys} keys" if snapshot_keys is not None else "")
+        )
+        for file, off, dropped in report["truncated"]:
+            if rep.cut is None:
+                rep.cut = (file, off, dropped)
+                rep.problem(f"{file} ends inside a command at offset {off} ({dropped} bytes)")
+    finally:
+        store.close()
+    if rep.problems:
+        return 1, rep
+    rep.line("  result: healthy")
+    return 0, rep
+
+
+def fix_store(path: Path, rep: _Report) -> int:
+    """Drop the cut tail of the last log (only that); returns the exit status."""
+    fixable = rep.cut is not None and len(rep.problems) == 1
+    if not fixable:
+        if rep.cut:
+            rep.line(
+                "  --fix: nothing changed (it only drops a cut tail of the last log, and "
+                "this store has other damage)"
+            )
+        else:
+            rep.line("  --fix: nothing to fix")
+        return 1 if rep.problems else 0
+    if rep.holder is not None:
+        who = "another process" if rep.holder < 0 else f"process {rep.holder}"
+        rep.line(f"  --fix: nothing changed: the store is open for writing by {who}")
+        return 1
+    xs = _import_xstreams()
+    from xstreams import exceptions as xexc  # noqa: PLC0415
+
+    file, off, dropped = rep.cut
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            store = xs.Store(path, fsync="always")
+        except xexc.StoreError as e:
+            rep.line(f"  --fix: nothing changed: {e}")
+            return 1
+    store.close()
+    repaired = [w for w in caught if issubclass(w.category, xexc.StoreRepairedWarning)]
+    if not repaired:
+        rep.line("  --fix: nothing changed (the engine found no cut tail)")
+        return 1
+    rep.line(
+        f"  fixed: dropped the {dropped} bytes of {file} from offset {off} "
+        "(an incomplete last command)"
+    )
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    path = Path(args.path)
+    if not (path / MANIFEST).exists():
+        print(f"xstreams check: no xstreams store at {path} (no {MANIFEST})", file=sys.stderr)
+        return 2
+    status, rep = check_store(path)
+    if status and args.fix:
+        status = fix_store(path, rep)
+        if status == 0:
+            rep.line("re-checking:")
+            status, _ = check_store(path)
+    elif status and rep.cut is not None and len(rep.problems) == 1:
+        rep.line("  result: damaged (a cut tail only: run with --fix to drop it)")
+    elif status:
+        rep.line("  result: damaged")
+    return status
+
+
+# ---------------------------------------------------------------------------- dump
+
+
+def _keys_of(store, db: int) -> List[bytes]:
+    """Every key of database ``db`` (SCAN), sorted."""
+    keys: List[bytes] = []
+    cursor = b"0"
+    while True:
+        cursor, batch = store.execute_command("SCAN", cursor, "COUNT", 1000, db=db)
+        keys.extend(batch)
+        if cursor in (b"0", 0):
+            return sorted(set(keys))
+
+
+def _id(v: Any) -> Any:
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def stream_view(store, db: int, key: bytes) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """A stream as XINFO STREAM FULL shows it, plus the NACK zone, delivery order and IDMP
+    producers (bytes values kept as bytes); and the key's internals."""
+    from xstreams import _xstreams  # noqa: PLC0415
+
+    info = store.execute_command("XINFO", "STREAM", key, "FULL", "COUNT", "0", db=db, protocol=3)
+    # After XINFO, which drops expired IIDs first.
+    extra = _xstreams.key_internals(store, key, db)
+    view: Dict[str, Any] = {}
+    for field, value in info.items():
+        name = field.decode()
+        if name not in ("entries", "groups", "radix-tree-nodes"):
+            view[name] = _id(value)
+    view["idmp-producers"] = [
+        {"pid": p["pid"], "iids": [[iid, i] for iid, i in p["iids"]]} for p in extra["producers"]
+    ]
+    view["entries"] = [[_id(e[0]), list(e[1])] for e in info[b"entries"]]
+    orders = {g["name"]: g for g in extra["groups"]}
+    groups = []
+    for g in info[b"groups"]:
+        order = orders[g[b"name"]]
+        nacked = set(order["nack_zone"])
+        groups.append(
+            {
+                "name": g[b"name"],
+                "last-delivered-id": _id(g[b"last-delivered-id"]),
+                "entries-read": g[b"entries-read"],
+                "lag": g[b"lag"],
+                "pel-count": g[b"pel-count"],
+                "nacked-count": g[b"nacked-count"],
+                "pending": [
+                    [_id(eid), None if _id(eid) in nacked else owner, t, n]
+                    for eid, owner, t, n in g[b"pending"]
+                ],
+                "nack-zone": order["nack_zone"],
+                "delivery-order": order["delivery_order"],
+                "consumers": [
+                    {
+                        "name": c[b"name"],
+                        "seen-time": c[b"seen-time"],
+                        "active-time": c[b"active-time"],
+                        "pel-count": c[b"pel-count"],
+                        "pending": [[_id(eid), t, n] for eid, t, n in c[b"pending"]],
+                    }
+                    for c in g[b"consumers"]
+                ],
+            }
+        )
+    view["groups"] = groups
+    return view, extra
+
+
+def read_keys(store, db: Optional[int], key: Optional[bytes]) -> List[Dict[str, Any]]:
+    """Every key (of database ``db``, or only ``key``) with its type, expiry and value."""
+    from xstreams import _xstreams  # noqa: PLC0415
+
+    out = []
+    for d in range(16) if db is None else [db]:
+        for k in _keys_of(store, d) if key is None else [key]:
+            kind = store.execute_command("TYPE", k, db=d)
+            if kind == b"stream":
+                view, extra = stream_view(store, d, k)
+            elif kind == b"string":
+                view = {"value": store.execute_command("GET", k, db=d)}
+                extra = _xstreams.key_internals(store, k, d)
+            else:
+                continue
+            item: Dict[str, Any] = {
+                "db": d,
+                "key": k,
+                "type": kind.decode(),
+                "expire-at-ms": extra["expire_at"],
+            }
+            item.update(view)
+            out.append(item)
+    return out
+
+
+_KEY_FIELDS = ("db", "key", "type", "expire-at-ms")
+
+
+def _text_stream(view: Dict[str, Any], w) -> None:
+    for s, v in view.items():
+        if s not in _KEY_FIELDS and not isinstance(v, list):
+            w(f"    {s}: {v}")
+    w(f"    entries: {len(view['entries'])}")
+    for eid, fv in view["entries"]:
+        pairs = " ".join(f"{_q(fv[i])}={_q(fv[i + 1])}" for i in range(0, len(fv), 2))
+        w(f"      {eid} {pairs}".rstrip())
+    w(f"    idmp-producers: {len(view['idmp-producers'])}")
+    for p in view["idmp-producers"]:
+        w(f"      producer {_q(p['pid'])} ({len(p['iids'])} IIDs, oldest first)")
+        for iid, i in p["iids"]:
+            w(f"        {_q(iid)} -> {i}")
+    w(f"    groups: {len(view['groups'])}")
+    for g in view["groups"]:
+        w(f"      group {_q(g['name'])}")
+        er = "nil" if g["entries-read"] is None else g["entries-read"]
+        lag = "nil" if g["lag"] is None else g["lag"]
+        w(f"        last-delivered-id: {g['last-delivered-id']}")
+        w(f"        entries-read: {er}")
+        w(f"        lag: {lag}")
+        w(f"        pel-count: {g['pel-count']}")
+        w(f"        nacked-count: {g['nacked-count']}")
+        w("        pending (by id): id, owner, delivery-time, delivery-count")
+        for pid, owner, t, n in g["pending"]:
+            who = "(NACKed, unowned)" if owner is None else _q(owner)
+            w(f"          {pid} {who} {t} {n}")
+        w(f"        nack-zone (FIFO): {' '.join(g['nack-zone']) or '-'}")
+        w(f"        delivery-order: {' '.join(g['delivery-order']) or '-'}")
+        w(f"        consumers: {len(g['consumers'])}")
+        for c in g["consumers"]:
+            w(
+                f"          consumer {_q(c['name'])} seen-time={c['seen-time']} "
+                f"active-time={c['active-time']} pel-count={c['pel-count']}"
+            )
+            for pid, t, n in c["pending"]:
+                w(f"            {pid} {t} {n}")
+
+
+def dump_store(path: Path, db: Optional[int], key: Optional[bytes], fmt: str, out) -> int:
+    xs = _import_xstreams()
+    from xstreams import exceptions as xexc  # noqa: PLC0415
+
+    try:
+        info = inspect_store(path)
+    except xexc.StoreError as e:
+        print(f"xstreams dump: {e}", file=sys.stderr)
+        return 1
+    missing = [
+        f["name"] for f in info["files"] if f["problem"] and f["problem"]["kind"] == "missing"
+    ]
+    if missing:
+        print(
+            f"xstreams dump: {', '.join(missing)} listed in {MANIFEST} but missing "
+            "(see `xstreams check`)",
+            file=sys.stderr,
+        )
+        return 1
+    last_time = info["last_time"]
+    clock = {} if last_time is None else {"clock_ms": last_time}
+    notes: List[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            store = xs.Store(path, read_only=True, **clock)
+        except xexc.StoreError as e:
+            print(f"xstreams dump: {e}", file=sys.stderr)
+            return 1
+    for w in caught:
+        if issubclass(w.category, xexc.StoreRepairedWarning):
+            notes.append(str(w.message))
+    try:
+        config = {n: store.config_get(n) for n in SETTINGS}
+        keys = read_keys(store, db, key)
+    finally:
+        store.close()
+    if fmt == "json":
+        doc = {"store": str(path), "config": config, "notes": notes, "keys": keys}
+        json.dump(_jsonable(doc), out, indent=2, sort_keys=False)
+        out.write("\n")
+        return 0
+
+    def w(text: str) -> None:
+        print(text, file=out)
+
+    w(f"store {path}")
+    for n in notes:
+        w(f"note: {n}")
+    w("config: " + " ".join(f"{k}={v}" for k, v in config.items()))
+    current = None
+    for k in keys:
+        if k["db"] != current:
+            current = k["db"]
+            w(f"db {current}")
+        exp = "" if k["expire-at-ms"] is None else f" expire-at-ms={k['expire-at-ms']}"
+        w(f"  key {_q(k['key'])} {k['type']}{exp}")
+        if k["type"] == "string":
+            w(f"    value: {_q(k['value'])}")
+        else:
+            _text_stream(k, w)
+    if not keys:
+        w("(no keys)")
+    return 0
+
+
+def cmd_dump(args: argparse.Namespace) -> int:
+    path = Path(args.path)
+    if not (path / MANIFEST).exists():
+        print(f"xstreams dump: no xstreams store at {path} (no {MANIFEST})", file=sys.stderr)
+        return 2
+    key = os.fsencode(args.key) if args.key is not None else None
+    return dump_store(path, args.db, key, args.format, sys.stdout)
+
+
+# ---------------------------------------------------------------------------- main
+
+
+def _version() -> str:
+    try:
+        from xstreams import __version__  # noqa: PLC0415
+
+        return __version__
+    except ImportError:  # pragma: no cover - the extension module is missing
+        return "unknown"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, importing the engine only when asked (it is slow to load)."""
+
+    def __init__(self, option_strings, dest, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"xstreams {_version()}")
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="xstreams",
+        description="Check and dump xstreams durable stores (see docs/format.md).",
+        epilog="`xstreams serve [options]` runs the RESP server (see xstreams.server).",
+    )
+    p.add_argument("--version", action=_VersionAction)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    c = sub.add_parser(
+        "check",
+        help="verify a store; exit 0 healthy, 1 damaged, 2 usage error",
+        description="Verify a store directory and report what it holds. Exit status: "
+        "0 healthy, 1 damaged, 2 usage error.",
+    )
+    c.add_argument("path", metavar="PATH")
+    c.add_argument(
+        "--fix",
+        action="store_true",
+        help="drop the cut tail (incomplete last command) of the last log; nothing else",
+    )
+    c.set_defaults(func=cmd_check)
+    d = sub.add_parser(
+        "dump",
+        help="print the state of a store",
+        description="Print the "
+        "state of a store: every key, every stream entry, group, consumer, "
+        "PEL, NACK zone and IDMP producer.",
+    )
+    d.add_argument("path", metavar="PATH")
+    d.add_argument("--db", type=int, choices=range(16), metavar="N", help="only database N")
+    d.add_argument("--key", metavar="K", help="only key K")
+    d.add_argument("--format", choices=["text", "json"], default="text")
+    d.set_defaults(func=cmd_dump)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["serve"]:
+        # `xstreams serve ...`: the RESP server (xstreams.server parses its own options).
+        try:
+            from xstreams import server  # noqa: PLC0415
+        except ImportError as e:
+            print(f"xstreams serve: not available ({e})", file=sys.stderr)
+            return 2
+        return server.main(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # pragma: no cover - `xstreams dump ... | head`
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

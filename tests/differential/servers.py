@@ -260,3 +260,57 @@ class XStreamsTarget(Target):
 
     def now_ms(self) -> int:
         return int(self.store.now_ms())
+
+
+class ServerTarget(Target):
+    """``xstreams serve`` reached over a loopback socket (the same engine as
+    :class:`XStreamsTarget`, through the RESP server).
+
+    The server must run with ``--enable-debug-command`` (yes or local): the clock is
+    pinned with the server's ``DEBUG SET-CLOCK <ms>|SYSTEM``, so the comparison is as
+    exact as in-process. ``reset`` empties the keyspace with FLUSHALL and applies the
+    configuration with CONFIG SET.
+    """
+
+    pinnable_clock = True
+    version = (8, 8, 0)
+
+    def __init__(self, port: int, name: str = "xstreams-serve") -> None:
+        self.port = port
+        self.name = name
+        self.conn = resp.RespConnection("127.0.0.1", port)
+        self.protocol = 2
+        r = self.conn.call([b"DEBUG", b"SET-CLOCK", b"SYSTEM"])
+        if r.is_error:
+            raise RuntimeError(f"the server does not allow DEBUG SET-CLOCK: {r.value!r}")
+
+    def call(self, args: List[bytes]) -> Reply:
+        return self.conn.call(args)
+
+    def call_raw(self, args: List[bytes]) -> bytes:
+        return self.conn.call_raw(args)
+
+    def reset(self, config: Dict[str, int], protocol: int) -> None:
+        if protocol != self.protocol:
+            r = self.conn.call([b"HELLO", str(protocol).encode()])
+            assert not r.is_error, r
+            self.protocol = protocol
+        self.set_clock_ms(None)
+        r = self.conn.call([b"FLUSHALL"])
+        assert r.kind == resp.STATUS, r
+        for k, v in {**DEFAULT_CONFIG, **config}.items():
+            r = self.conn.call([b"CONFIG", b"SET", k.encode(), str(v).encode()])
+            assert r.kind == resp.STATUS, (k, v, r)
+
+    def set_clock_ms(self, ms: Optional[int]) -> None:
+        arg = b"SYSTEM" if ms is None else str(int(ms)).encode()
+        r = self.conn.call([b"DEBUG", b"SET-CLOCK", arg])
+        assert r.kind == resp.STATUS, r
+
+    def now_ms(self) -> int:
+        r = self.conn.call([b"TIME"])
+        sec, usec = (int(x.value) for x in r.value)
+        return sec * 1000 + usec // 1000
+
+    def close(self) -> None:
+        self.conn.close()

@@ -1,0 +1,216 @@
+//! Command-line options of `xstreams serve` (shared by the `xstreams-server` binary and
+//! the Python entry point), in redis-server's `--name value` style.
+
+use std::path::PathBuf;
+
+use xstreams_core::persist::Fsync;
+
+use crate::server::{DebugAccess, ServerConfig};
+
+/// Usage text.
+pub const USAGE: &str = "\
+Usage: xstreams serve [options]
+
+Serve an xstreams store over the Redis protocol (RESP2/RESP3).
+
+Options (redis-server's names; `--name value` or `--name=value`):
+  --port PORT                 TCP port (default 6379)
+  --bind ADDR [ADDR ...]      addresses to listen on (default 127.0.0.1)
+  --dir PATH                  durable store directory (the directory Store(path) uses);
+                              without it the data lives in memory only
+  --appendfsync always|everysec|no
+                              when the log is flushed to disk (default everysec)
+  --requirepass PASSWORD      require AUTH (the default user's password)
+  --protected-mode yes|no     refuse non-loopback addresses without a password
+                              (default yes)
+  --databases N               number of databases SELECT accepts, 1-16 (default 16)
+  --maxclients N              maximum connected clients (default 10000)
+  --enable-debug-command no|yes|local
+                              allow DEBUG (default no)
+  --stream-node-max-entries N, --stream-node-max-bytes N,
+  --stream-idmp-duration N, --stream-idmp-maxsize N
+                              store settings
+  --threads N                 event-loop worker threads (default: one per CPU)
+  --loglevel notice|warning   warning: print nothing but errors
+  -h, --help                  show this help
+  -v, --version               show the version
+";
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Action {
+    Serve(Box<ServerConfig>),
+    Help,
+    Version,
+}
+
+fn yes_no(name: &str, v: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err(format!("--{name}: argument must be 'yes' or 'no'")),
+    }
+}
+
+fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
+    v.parse::<T>()
+        .map_err(|_| format!("--{name}: '{v}' is not a valid number"))
+}
+
+/// Parse the arguments after `serve` (without the program name).
+pub fn parse(args: &[String]) -> Result<Action, String> {
+    let mut cfg = ServerConfig::default();
+    let mut i = 0;
+    let mut bind: Option<Vec<String>> = None;
+    while i < args.len() {
+        let a = &args[i];
+        if a == "-h" || a == "--help" {
+            return Ok(Action::Help);
+        }
+        if a == "-v" || a == "--version" {
+            return Ok(Action::Version);
+        }
+        let Some(opt) = a.strip_prefix("--") else {
+            return Err(format!(
+                "unexpected argument '{a}' (configuration files are not supported; use --name value options)"
+            ));
+        };
+        let (name, inline) = match opt.split_once('=') {
+            Some((n, v)) => (n.to_ascii_lowercase(), Some(v.to_string())),
+            None => (opt.to_ascii_lowercase(), None),
+        };
+        i += 1;
+        if name == "quiet" && inline.is_none() {
+            cfg.verbose = false;
+            continue;
+        }
+        // Every option takes one value, except --bind (several) and flag-like ones.
+        let mut values: Vec<String> = Vec::new();
+        if let Some(v) = inline {
+            values.push(v);
+        } else {
+            while i < args.len() && !(args[i].starts_with("--") && args[i].len() > 2) {
+                values.push(args[i].clone());
+                i += 1;
+                if name != "bind" {
+                    break;
+                }
+            }
+        }
+        let one = |values: &[String]| -> Result<String, String> {
+            match values {
+                [v] => Ok(v.clone()),
+                [] => Err(format!("--{name} needs a value")),
+                _ => Err(format!("--{name} takes one value")),
+            }
+        };
+        match name.as_str() {
+            "port" => cfg.port = number("port", &one(&values)?)?,
+            "bind" => {
+                let mut v: Vec<String> = Vec::new();
+                for x in &values {
+                    v.extend(x.split_whitespace().map(str::to_string));
+                }
+                if v.is_empty() {
+                    return Err("--bind needs at least one address".into());
+                }
+                bind.get_or_insert_with(Vec::new).extend(v);
+            }
+            "dir" => {
+                let d = one(&values)?;
+                cfg.dir = if d.is_empty() {
+                    None
+                } else {
+                    Some(PathBuf::from(d))
+                };
+            }
+            "appendfsync" => {
+                let v = one(&values)?;
+                cfg.appendfsync = Fsync::parse(&v)
+                    .ok_or_else(|| "--appendfsync must be always, everysec or no".to_string())?;
+            }
+            "requirepass" => {
+                let v = one(&values)?;
+                cfg.requirepass = (!v.is_empty()).then_some(v);
+            }
+            "protected-mode" => cfg.protected_mode = yes_no(&name, &one(&values)?)?,
+            "databases" => cfg.databases = number("databases", &one(&values)?)?,
+            "maxclients" => cfg.maxclients = number("maxclients", &one(&values)?)?,
+            "threads" | "io-threads" => cfg.threads = number(&name, &one(&values)?)?,
+            "enable-debug-command" => {
+                let v = one(&values)?;
+                cfg.enable_debug_command = DebugAccess::parse(&v)
+                    .ok_or_else(|| "--enable-debug-command must be no, yes or local".to_string())?;
+            }
+            "loglevel" => {
+                let v = one(&values)?.to_ascii_lowercase();
+                cfg.verbose = !matches!(v.as_str(), "warning" | "nothing");
+            }
+            "appendonly" | "save" => {
+                // Accepted for compatibility with redis-server command lines: a store
+                // with --dir is always logged; there are no RDB snapshots to schedule.
+            }
+            n if xstreams_core::config::CONFIG_NAMES.contains(&n) => {
+                let v = one(&values)?;
+                xstreams_core::Config::default()
+                    .set(n, &v)
+                    .map_err(|e| format!("--{n}: {e}"))?;
+                cfg.store_config.push((n.to_string(), v));
+            }
+            _ => return Err(format!("unknown option --{name} (see --help)")),
+        }
+    }
+    if let Some(b) = bind {
+        cfg.bind = b;
+    }
+    Ok(Action::Serve(Box::new(cfg)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<ServerConfig, String> {
+        let v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        match parse(&v)? {
+            Action::Serve(c) => Ok(*c),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn options() {
+        let c = p(&[
+            "--port",
+            "7000",
+            "--bind",
+            "127.0.0.1",
+            "::1",
+            "--dir=/tmp/x",
+            "--appendfsync",
+            "always",
+            "--requirepass",
+            "pw",
+            "--databases",
+            "4",
+            "--stream-node-max-entries",
+            "5",
+        ])
+        .unwrap();
+        assert_eq!(c.port, 7000);
+        assert_eq!(c.bind, vec!["127.0.0.1", "::1"]);
+        assert_eq!(c.dir, Some(PathBuf::from("/tmp/x")));
+        assert_eq!(c.appendfsync, Fsync::Always);
+        assert_eq!(c.requirepass.as_deref(), Some("pw"));
+        assert_eq!(c.databases, 4);
+        assert_eq!(
+            c.store_config,
+            vec![("stream-node-max-entries".into(), "5".into())]
+        );
+        assert!(p(&["--appendfsync", "sometimes"]).is_err());
+        assert!(p(&["--stream-idmp-duration", "0"]).is_err());
+        assert!(p(&["--nope", "1"]).is_err());
+        assert!(p(&["redis.conf"]).is_err());
+        assert_eq!(p(&["--bind", "127.0.0.1 ::1"]).unwrap().bind.len(), 2);
+    }
+}

@@ -1,0 +1,788 @@
+//! Server configuration, shared state, listeners, the accept loop and shutdown.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, SocketAddr, TcpListener as StdListener};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, Notify};
+use xstreams_core::persist::{Fsync, Options};
+use xstreams_core::{Config, Store};
+
+use crate::conn;
+
+/// Who may run `DEBUG` (redis-server's `enable-debug-command`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DebugAccess {
+    No,
+    Yes,
+    Local,
+}
+
+impl DebugAccess {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "no" => Some(DebugAccess::No),
+            "yes" => Some(DebugAccess::Yes),
+            "local" => Some(DebugAccess::Local),
+            _ => None,
+        }
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            DebugAccess::No => "no",
+            DebugAccess::Yes => "yes",
+            DebugAccess::Local => "local",
+        }
+    }
+}
+
+/// Everything `xstreams serve` can be started with.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// Addresses to listen on (default `127.0.0.1`).
+    pub bind: Vec<String>,
+    pub port: u16,
+    /// Directory of a durable store (the same directory an embedded `Store(path)` uses);
+    /// `None` keeps everything in memory.
+    pub dir: Option<PathBuf>,
+    pub appendfsync: Fsync,
+    pub requirepass: Option<String>,
+    pub protected_mode: bool,
+    /// Number of databases SELECT accepts (1 to 16).
+    pub databases: usize,
+    pub maxclients: usize,
+    pub enable_debug_command: DebugAccess,
+    /// Store settings (`stream-node-max-entries`, ...), applied after loading.
+    pub store_config: Vec<(String, String)>,
+    /// Handle SIGINT / SIGTERM itself (the binary); the Python entry point handles them
+    /// in Python instead.
+    pub handle_signals: bool,
+    /// Worker threads of the event loop (0 = one per CPU).
+    pub threads: usize,
+    /// Print log lines on stderr.
+    pub verbose: bool,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            bind: vec!["127.0.0.1".into()],
+            port: 6379,
+            dir: None,
+            appendfsync: Fsync::EverySec,
+            requirepass: None,
+            protected_mode: true,
+            databases: xstreams_core::db::NUM_DBS,
+            maxclients: 10000,
+            enable_debug_command: DebugAccess::No,
+            store_config: Vec::new(),
+            handle_signals: false,
+            threads: 0,
+            verbose: true,
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug)]
+pub struct ServerError(pub String);
+
+impl std::fmt::Display for ServerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ServerError {}
+
+/// Settings that CONFIG SET may change while the server runs.
+#[derive(Clone, Debug)]
+pub struct Dynamic {
+    pub requirepass: Option<String>,
+    pub protected_mode: bool,
+    pub maxclients: usize,
+    pub proto_max_bulk_len: i64,
+    pub client_query_buffer_limit: u64,
+    pub timeout: u64,
+}
+
+/// Server-wide counters (INFO stats).
+#[derive(Default)]
+pub struct Stats {
+    pub connections_received: AtomicU64,
+    pub commands_processed: AtomicU64,
+    pub net_input_bytes: AtomicU64,
+    pub net_output_bytes: AtomicU64,
+    pub rejected_connections: AtomicU64,
+    pub error_replies: AtomicU64,
+    pub query_buffer_limit_disconnections: AtomicU64,
+    pub errorstats: Mutex<BTreeMap<String, u64>>,
+    /// Per command slot (see `meta::slot_name`).
+    pub cmdstats: Mutex<Vec<CmdStat>>,
+    /// Ops/sec samples (INFO instantaneous_ops_per_sec).
+    pub ops_samples: Mutex<OpsSamples>,
+}
+
+#[derive(Default)]
+pub struct OpsSamples {
+    pub last_count: u64,
+    pub last_at: Option<Instant>,
+    pub samples: [u64; 16],
+    pub idx: usize,
+}
+
+impl Stats {
+    pub fn reset(&self) {
+        for a in [
+            &self.connections_received,
+            &self.commands_processed,
+            &self.net_input_bytes,
+            &self.net_output_bytes,
+            &self.rejected_connections,
+            &self.error_replies,
+            &self.query_buffer_limit_disconnections,
+        ] {
+            a.store(0, Ordering::Relaxed);
+        }
+        self.errorstats.lock().unwrap().clear();
+        for c in self.cmdstats.lock().unwrap().iter_mut() {
+            *c = CmdStat::default();
+        }
+        *self.ops_samples.lock().unwrap() = OpsSamples::default();
+    }
+
+    /// Count an error reply by its code (INFO errorstats).
+    pub fn error(&self, line: &[u8]) {
+        self.error_replies.fetch_add(1, Ordering::Relaxed);
+        let code = line
+            .split(|&b| b == b' ')
+            .next()
+            .map(|c| String::from_utf8_lossy(c).into_owned())
+            .unwrap_or_default();
+        let mut m = self.errorstats.lock().unwrap();
+        if m.len() < 128 || m.contains_key(&code) {
+            *m.entry(code).or_insert(0) += 1;
+        }
+    }
+
+    fn sample(&self) {
+        let now = Instant::now();
+        let count = self.commands_processed.load(Ordering::Relaxed);
+        let mut s = self.ops_samples.lock().unwrap();
+        if let Some(at) = s.last_at {
+            let ms = now.duration_since(at).as_millis().max(1) as u64;
+            let ops = count.saturating_sub(s.last_count) * 1000 / ms;
+            let i = s.idx;
+            s.samples[i] = ops;
+            s.idx = (i + 1) % 16;
+        }
+        s.last_at = Some(now);
+        s.last_count = count;
+    }
+
+    pub fn instantaneous_ops(&self) -> u64 {
+        let s = self.ops_samples.lock().unwrap();
+        s.samples.iter().sum::<u64>() / 16
+    }
+}
+
+/// Counters of one command (INFO commandstats).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CmdStat {
+    pub calls: u64,
+    pub usec: u64,
+    pub rejected: u64,
+    pub failed: u64,
+}
+
+impl CmdStat {
+    pub fn add(&mut self, o: &CmdStat) {
+        self.calls += o.calls;
+        self.usec += o.usec;
+        self.rejected += o.rejected;
+        self.failed += o.failed;
+    }
+}
+
+/// Mutable per-client fields shown by CLIENT LIST / INFO.
+#[derive(Clone, Debug, Default)]
+pub struct ClientFields {
+    pub name: Vec<u8>,
+    pub lib_name: Vec<u8>,
+    pub lib_ver: Vec<u8>,
+    pub db: usize,
+    pub resp: u8,
+    pub multi: i64,
+    pub last_cmd: String,
+    pub no_evict: bool,
+    pub no_touch: bool,
+}
+
+/// How CLIENT UNBLOCK ends a blocked call.
+pub const UNBLOCK_NONE: u8 = 0;
+pub const UNBLOCK_TIMEOUT: u8 = 1;
+pub const UNBLOCK_ERROR: u8 = 2;
+
+/// A connected client as other connections see it.
+pub struct ClientHandle {
+    pub id: u64,
+    pub addr: SocketAddr,
+    pub laddr: SocketAddr,
+    pub created: Instant,
+    pub fields: Mutex<ClientFields>,
+    pub blocked: AtomicBool,
+    pub unblock: AtomicU8,
+    pub killed: AtomicBool,
+    pub kill: Notify,
+    /// Counters shown by CLIENT LIST (tot-cmds, tot-net-in, tot-net-out).
+    pub commands: AtomicU64,
+    pub net_in: AtomicU64,
+    pub net_out: AtomicU64,
+    /// Milliseconds since the server started, at the last command (idle=).
+    pub last_interaction_ms: AtomicU64,
+}
+
+/// Keys that blocked clients wait on (INFO clients: total_blocking_keys...).
+#[derive(Default)]
+pub struct BlockingKeys {
+    /// (db, key) -> (clients, clients that want to be unblocked if the key is deleted)
+    pub keys: HashMap<(usize, Vec<u8>), (usize, usize)>,
+}
+
+/// State shared by every connection.
+pub struct Shared {
+    pub store: Store,
+    pub cfg: ServerConfig,
+    pub dynamic: Mutex<Dynamic>,
+    pub stats: Stats,
+    pub clients: Mutex<BTreeMap<u64, Arc<ClientHandle>>>,
+    pub next_client_id: AtomicU64,
+    pub connected: AtomicUsize,
+    pub blocked_clients: AtomicUsize,
+    pub blocking_keys: Mutex<BlockingKeys>,
+    pub shutdown: watch::Sender<bool>,
+    pub started: Instant,
+    pub start_unix_ms: i64,
+    pub run_id: String,
+    pub listeners: Mutex<Vec<SocketAddr>>,
+    pub last_save_unix: AtomicI64,
+    pub peak_memory: AtomicU64,
+    /// `proto-max-bulk-len` and `client-query-buffer-limit`, read on every request.
+    pub proto_max_bulk_len: AtomicI64,
+    pub query_buffer_limit: AtomicU64,
+    /// (when, bytes) of the last data-set size computed for INFO memory.
+    pub memory_cache: Mutex<Option<(Instant, u64)>>,
+    /// Values of parameters CONFIG SET accepts without effect.
+    pub inert: Mutex<HashMap<String, String>>,
+}
+
+impl Shared {
+    pub fn dynamic(&self) -> Dynamic {
+        self.dynamic.lock().unwrap().clone()
+    }
+
+    pub fn auth_configured(&self) -> bool {
+        self.dynamic.lock().unwrap().requirepass.is_some()
+    }
+
+    /// Ask every task to stop.
+    pub fn request_shutdown(&self) {
+        let _ = self.shutdown.send(true);
+    }
+
+    pub fn log(&self, msg: &str) {
+        if self.cfg.verbose {
+            eprintln!("{} * {msg}", std::process::id());
+        }
+    }
+}
+
+/// Is `addr` a loopback address (or a wildcard that includes only loopback)?
+fn is_loopback_bind(addr: &str) -> bool {
+    let a = addr.trim_start_matches('-');
+    if a.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    match a.trim_matches(|c| c == '[' || c == ']').parse::<IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => false,
+    }
+}
+
+fn random_hex40() -> String {
+    use std::collections::hash_map::RandomState;
+    use std::hash::{BuildHasher, Hasher};
+    let mut out = String::with_capacity(40);
+    let mut i = 0u64;
+    while out.len() < 40 {
+        let mut h = RandomState::new().build_hasher();
+        h.write_u64(i);
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0),
+        );
+        out.push_str(&format!("{:016x}", h.finish()));
+        i += 1;
+    }
+    out.truncate(40);
+    out
+}
+
+/// A running server.
+pub struct ServerHandle {
+    shared: Arc<Shared>,
+    addrs: Vec<SocketAddr>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    done: Arc<(Mutex<bool>, Condvar)>,
+}
+
+impl ServerHandle {
+    /// The addresses the server listens on.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// Stop accepting, close every connection, flush and close the store.
+    pub fn shutdown(&self) {
+        self.shared.request_shutdown();
+    }
+
+    /// Wait up to `d` for the server to stop; true once it has.
+    pub fn wait_timeout(&self, d: Duration) -> bool {
+        let (m, cv) = &*self.done;
+        let guard = m.lock().unwrap();
+        let (guard, _) = cv.wait_timeout_while(guard, d, |done| !*done).unwrap();
+        *guard
+    }
+
+    /// Wait for the server to stop.
+    pub fn join(mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+
+    /// The store the server runs on.
+    pub fn store(&self) -> &Store {
+        &self.shared.store
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        if let Some(t) = self.thread.take() {
+            self.shared.request_shutdown();
+            let _ = t.join();
+        }
+    }
+}
+
+/// Protected mode: refuse to listen on a non-loopback address without a password.
+pub fn check_protected(cfg: &ServerConfig) -> Result<(), ServerError> {
+    if !cfg.protected_mode || cfg.requirepass.is_some() {
+        return Ok(());
+    }
+    if let Some(a) = cfg.bind.iter().find(|a| !is_loopback_bind(a)) {
+        return Err(ServerError(format!(
+            "Refusing to listen on '{a}': protected mode is enabled and no password is set for \
+             the default user. In this mode connections are only accepted from the loopback \
+             interface (as redis-server's protected mode does). Set a password with \
+             --requirepass, or start with '--protected-mode no' if the network is trusted."
+        )));
+    }
+    Ok(())
+}
+
+/// Open the store the server runs on.
+fn open_store(cfg: &ServerConfig) -> Result<Store, ServerError> {
+    for (n, v) in &cfg.store_config {
+        Config::default()
+            .set(n, v)
+            .map_err(|e| ServerError(format!("invalid setting {n}={v}: {e}")))?;
+    }
+    match &cfg.dir {
+        None => {
+            let mut c = Config::default();
+            for (n, v) in &cfg.store_config {
+                c.set(n, v).map_err(ServerError)?;
+            }
+            Ok(Store::new(c))
+        }
+        Some(dir) => {
+            let opts = Options {
+                fsync: cfg.appendfsync,
+                config_overrides: cfg.store_config.clone(),
+                ..Options::default()
+            };
+            let (store, report) = Store::open(dir, Config::default(), opts)
+                .map_err(|e| ServerError(format!("cannot open {}: {e}", dir.display())))?;
+            if cfg.verbose {
+                eprintln!(
+                    "{} * DB loaded from {}: {} commands replayed{}",
+                    std::process::id(),
+                    dir.display(),
+                    report.commands,
+                    if report.truncated.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", {} truncated log(s)", report.truncated.len())
+                    }
+                );
+            }
+            Ok(store)
+        }
+    }
+}
+
+fn bind_all(cfg: &ServerConfig) -> Result<Vec<StdListener>, ServerError> {
+    let mut out = Vec::new();
+    for a in &cfg.bind {
+        let optional = a.starts_with('-');
+        let host = a.trim_start_matches('-');
+        let host = if host == "*" { "0.0.0.0" } else { host };
+        let host = host.trim_matches(|c| c == '[' || c == ']');
+        let addr = if host.contains(':') {
+            format!("[{host}]:{}", cfg.port)
+        } else {
+            format!("{host}:{}", cfg.port)
+        };
+        match StdListener::bind(&addr) {
+            Ok(l) => {
+                l.set_nonblocking(true)
+                    .map_err(|e| ServerError(format!("{addr}: {e}")))?;
+                out.push(l);
+            }
+            Err(e) if optional => {
+                if cfg.verbose {
+                    eprintln!(
+                        "{} # Skipping optional bind {addr}: {e}",
+                        std::process::id()
+                    );
+                }
+            }
+            Err(e) => {
+                return Err(ServerError(format!(
+                    "Warning: Could not create server TCP listening socket {addr}: {e}"
+                )))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(ServerError("no address to listen on".into()));
+    }
+    Ok(out)
+}
+
+/// Start a server: open the store, bind, and serve on a background thread.
+pub fn start(cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
+    if cfg.databases == 0 || cfg.databases > xstreams_core::db::NUM_DBS {
+        return Err(ServerError(format!(
+            "databases must be between 1 and {} (the number of databases of an xstreams store)",
+            xstreams_core::db::NUM_DBS
+        )));
+    }
+    check_protected(&cfg)?;
+    let listeners = bind_all(&cfg)?;
+    let addrs: Vec<SocketAddr> = listeners
+        .iter()
+        .filter_map(|l| l.local_addr().ok())
+        .collect();
+    let store = open_store(&cfg)?;
+    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    rt.enable_all()
+        .thread_name("xstreams-serve")
+        .max_blocking_threads(cfg.maxclients.clamp(64, 4096));
+    if cfg.threads > 0 {
+        rt.worker_threads(cfg.threads);
+    }
+    let rt = rt
+        .build()
+        .map_err(|e| ServerError(format!("cannot start the event loop: {e}")))?;
+    let (tx, _rx) = watch::channel(false);
+    let now_ms = xstreams_core::clock::system_now_ms();
+    let shared = Arc::new(Shared {
+        store,
+        dynamic: Mutex::new(Dynamic {
+            requirepass: cfg.requirepass.clone(),
+            protected_mode: cfg.protected_mode,
+            maxclients: cfg.maxclients,
+            proto_max_bulk_len: crate::resp::DEFAULT_MAX_BULK_LEN,
+            client_query_buffer_limit: 1024 * 1024 * 1024,
+            timeout: 0,
+        }),
+        cfg,
+        stats: Stats {
+            cmdstats: Mutex::new(vec![CmdStat::default(); crate::meta::slot_count()]),
+            ..Stats::default()
+        },
+        clients: Mutex::new(BTreeMap::new()),
+        next_client_id: AtomicU64::new(1),
+        connected: AtomicUsize::new(0),
+        blocked_clients: AtomicUsize::new(0),
+        blocking_keys: Mutex::new(BlockingKeys::default()),
+        shutdown: tx,
+        started: Instant::now(),
+        start_unix_ms: now_ms,
+        run_id: random_hex40(),
+        listeners: Mutex::new(addrs.clone()),
+        last_save_unix: AtomicI64::new(now_ms / 1000),
+        peak_memory: AtomicU64::new(0),
+        inert: Mutex::new(HashMap::new()),
+        memory_cache: Mutex::new(None),
+        proto_max_bulk_len: AtomicI64::new(crate::resp::DEFAULT_MAX_BULK_LEN),
+        query_buffer_limit: AtomicU64::new(1024 * 1024 * 1024),
+    });
+    let done = Arc::new((Mutex::new(false), Condvar::new()));
+    let sh = shared.clone();
+    let done2 = done.clone();
+    let thread = std::thread::Builder::new()
+        .name("xstreams-serve-main".into())
+        .spawn(move || {
+            rt.block_on(serve(sh.clone(), listeners));
+            // Let blocked waiters notice the shutdown, then release the runtime.
+            rt.shutdown_timeout(Duration::from_secs(2));
+            sh.store.close();
+            sh.log("DB saved on disk. Redis is now ready to exit, bye bye...");
+            let (m, cv) = &*done2;
+            *m.lock().unwrap() = true;
+            cv.notify_all();
+        })
+        .map_err(|e| ServerError(format!("cannot start the server thread: {e}")))?;
+    for a in &addrs {
+        shared.log(&format!("Ready to accept connections tcp {a}"));
+    }
+    Ok(ServerHandle {
+        shared,
+        addrs,
+        thread: Some(thread),
+        done,
+    })
+}
+
+/// Resolves once shutdown has been requested.
+pub async fn stopped(rx: &mut watch::Receiver<bool>) {
+    let _ = rx.wait_for(|v| *v).await;
+}
+
+#[cfg(unix)]
+async fn terminate_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut s) => {
+            s.recv().await;
+        }
+        Err(_) => std::future::pending::<()>().await,
+    }
+}
+
+#[cfg(not(unix))]
+async fn terminate_signal() {
+    std::future::pending::<()>().await
+}
+
+async fn serve(shared: Arc<Shared>, listeners: Vec<StdListener>) {
+    let mut rx = shared.shutdown.subscribe();
+    let mut tasks = tokio::task::JoinSet::new();
+    for l in listeners {
+        let l = match TcpListener::from_std(l) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("listener: {e}");
+                shared.request_shutdown();
+                continue;
+            }
+        };
+        let sh = shared.clone();
+        tasks.spawn(accept_loop(sh, l));
+    }
+    if shared.cfg.handle_signals {
+        let sh = shared.clone();
+        tasks.spawn(async move {
+            let mut rx = sh.shutdown.subscribe();
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {
+                    sh.log("Received SIGINT scheduling shutdown...");
+                }
+                _ = terminate_signal() => {
+                    sh.log("Received SIGTERM scheduling shutdown...");
+                }
+                _ = crate::server::stopped(&mut rx) => {}
+            }
+            sh.request_shutdown();
+        });
+    }
+    // Once a second-ish: ops/sec samples and the memory peak.
+    {
+        let sh = shared.clone();
+        tasks.spawn(async move {
+            let mut rx = sh.shutdown.subscribe();
+            let mut tick = tokio::time::interval(Duration::from_millis(100));
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => sh.stats.sample(),
+                    _ = crate::server::stopped(&mut rx) => break,
+                }
+            }
+        });
+    }
+    let _ = crate::server::stopped(&mut rx).await;
+    shared.log("User requested shutdown...");
+    // Connections see the same signal; give them a moment to flush their replies.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while shared.connected.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tasks.abort_all();
+    while tasks.join_next().await.is_some() {}
+}
+
+async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
+    let mut rx = shared.shutdown.subscribe();
+    let laddr = listener.local_addr().ok();
+    loop {
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = crate::server::stopped(&mut rx) => return,
+        };
+        let (sock, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                // EMFILE and friends: back off briefly instead of spinning.
+                shared.log(&format!("Accepting client connection: {e}"));
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        shared
+            .stats
+            .connections_received
+            .fetch_add(1, Ordering::Relaxed);
+        let laddr = sock.local_addr().ok().or(laddr);
+        let sh = shared.clone();
+        tokio::spawn(async move {
+            accept_one(sh, sock, peer, laddr).await;
+        });
+    }
+}
+
+async fn accept_one(
+    shared: Arc<Shared>,
+    sock: TcpStream,
+    peer: SocketAddr,
+    laddr: Option<SocketAddr>,
+) {
+    use tokio::io::AsyncWriteExt;
+    let _ = sock.set_nodelay(true);
+    let dynamic = shared.dynamic();
+    let mut sock = sock;
+    // redis-server: maxclients first, then protected mode.
+    if shared.connected.load(Ordering::SeqCst) >= dynamic.maxclients {
+        let _ = sock
+            .write_all(b"-ERR max number of clients reached\r\n")
+            .await;
+        shared
+            .stats
+            .rejected_connections
+            .fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    if dynamic.protected_mode && dynamic.requirepass.is_none() && !peer.ip().is_loopback() {
+        let _ = sock.write_all(PROTECTED_MODE_ERROR.as_bytes()).await;
+        shared
+            .stats
+            .rejected_connections
+            .fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    let id = shared.next_client_id.fetch_add(1, Ordering::Relaxed);
+    let handle = Arc::new(ClientHandle {
+        id,
+        addr: peer,
+        laddr: laddr.unwrap_or(peer),
+        created: Instant::now(),
+        fields: Mutex::new(ClientFields {
+            resp: 2,
+            multi: -1,
+            last_cmd: "NULL".into(),
+            ..Default::default()
+        }),
+        blocked: AtomicBool::new(false),
+        unblock: AtomicU8::new(UNBLOCK_NONE),
+        killed: AtomicBool::new(false),
+        kill: Notify::new(),
+        commands: AtomicU64::new(0),
+        net_in: AtomicU64::new(0),
+        net_out: AtomicU64::new(0),
+        last_interaction_ms: AtomicU64::new(shared.started.elapsed().as_millis() as u64),
+    });
+    shared.connected.fetch_add(1, Ordering::SeqCst);
+    shared.clients.lock().unwrap().insert(id, handle.clone());
+    conn::run(shared.clone(), handle, sock).await;
+    shared.clients.lock().unwrap().remove(&id);
+    shared.connected.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// redis-server's reply to a non-loopback client in protected mode.
+pub const PROTECTED_MODE_ERROR: &str =
+    "-DENIED Redis is running in protected mode because protected \
+mode is enabled and no password is set for the default user. \
+In this mode connections are only accepted from the loopback interface. \
+If you want to connect from external computers to Redis you \
+may adopt one of the following solutions: \
+1) Just disable protected mode sending the command \
+'CONFIG SET protected-mode no' from the loopback interface \
+by connecting to Redis from the same host the server is \
+running, however MAKE SURE Redis is not publicly accessible \
+from internet if you do so. Use CONFIG REWRITE to make this \
+change permanent. \
+2) Alternatively you can just disable the protected mode by \
+editing the Redis configuration file, and setting the protected \
+mode option to 'no', and then restarting the server. \
+3) If you started the server manually just for testing, restart \
+it with the '--protected-mode no' option. \
+4) Set up an authentication password for the default user. \
+NOTE: You only need to do one of the above things in order for \
+the server to start accepting connections from the outside.\r\n";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_binds() {
+        assert!(is_loopback_bind("127.0.0.1"));
+        assert!(is_loopback_bind("::1"));
+        assert!(is_loopback_bind("-::1"));
+        assert!(is_loopback_bind("localhost"));
+        assert!(!is_loopback_bind("0.0.0.0"));
+        assert!(!is_loopback_bind("*"));
+        assert!(!is_loopback_bind("10.1.2.3"));
+    }
+
+    #[test]
+    fn protected_mode_refuses_public_bind() {
+        let cfg = ServerConfig {
+            bind: vec!["0.0.0.0".into()],
+            ..Default::default()
+        };
+        assert!(check_protected(&cfg).is_err());
+        let cfg = ServerConfig {
+            bind: vec!["0.0.0.0".into()],
+            requirepass: Some("pw".into()),
+            ..Default::default()
+        };
+        assert!(check_protected(&cfg).is_ok());
+        let cfg = ServerConfig {
+            bind: vec!["0.0.0.0".into()],
+            protected_mode: false,
+            ..Default::default()
+        };
+        assert!(check_protected(&cfg).is_ok());
+    }
+}

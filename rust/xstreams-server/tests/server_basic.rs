@@ -1,0 +1,367 @@
+//! End-to-end tests of the server over loopback sockets (std only, no client library).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use xstreams_server::resp::encode_command;
+use xstreams_server::{start, ServerConfig, ServerHandle};
+
+fn server(cfg: ServerConfig) -> ServerHandle {
+    start(ServerConfig {
+        port: 0,
+        verbose: false,
+        threads: 2,
+        ..cfg
+    })
+    .expect("server starts")
+}
+
+struct Client {
+    r: BufReader<TcpStream>,
+    w: TcpStream,
+}
+
+impl Client {
+    fn connect(addr: SocketAddr) -> Client {
+        let s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        Client {
+            r: BufReader::new(s.try_clone().unwrap()),
+            w: s,
+        }
+    }
+
+    fn send(&mut self, args: &[&str]) {
+        let refs: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.w.write_all(&encode_command(&refs)).unwrap();
+    }
+
+    fn raw(&mut self, bytes: &[u8]) {
+        self.w.write_all(bytes).unwrap();
+    }
+
+    /// One reply, rendered as text (arrays as `[a,b]`, nulls as `nil`).
+    fn read(&mut self) -> String {
+        let mut line = String::new();
+        self.r.read_line(&mut line).unwrap();
+        assert!(line.ends_with("\r\n"), "truncated reply {line:?}");
+        let line = &line[..line.len() - 2];
+        let (t, rest) = line.split_at(1);
+        match t {
+            "+" | "-" | ":" => format!("{t}{rest}"),
+            "_" => "nil".into(),
+            "$" => {
+                let n: i64 = rest.parse().unwrap();
+                if n < 0 {
+                    return "nil".into();
+                }
+                let mut b = vec![0; n as usize + 2];
+                self.r.read_exact(&mut b).unwrap();
+                String::from_utf8_lossy(&b[..n as usize]).into_owned()
+            }
+            "*" | "%" | "~" => {
+                let n: i64 = rest.parse().unwrap();
+                if n < 0 {
+                    return "nil".into();
+                }
+                let n = if t == "%" { n * 2 } else { n };
+                let items: Vec<String> = (0..n).map(|_| self.read()).collect();
+                format!("[{}]", items.join(","))
+            }
+            "=" => {
+                let n: usize = rest.parse().unwrap();
+                let mut b = vec![0; n + 2];
+                self.r.read_exact(&mut b).unwrap();
+                String::from_utf8_lossy(&b[4..n]).into_owned()
+            }
+            _ => panic!("unexpected reply {line:?}"),
+        }
+    }
+
+    fn call(&mut self, args: &[&str]) -> String {
+        self.send(args);
+        self.read()
+    }
+
+    /// True once the server closed the connection.
+    fn closed(&mut self) -> bool {
+        let mut b = [0u8; 1];
+        matches!(self.r.read(&mut b), Ok(0))
+    }
+}
+
+fn info_field(c: &mut Client, field: &str) -> String {
+    let text = c.call(&["INFO", "clients"]);
+    text.split("\r\n")
+        .find_map(|l| l.strip_prefix(&format!("{field}:")).map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn wait_for(mut f: impl FnMut() -> bool) {
+    let end = Instant::now() + Duration::from_secs(10);
+    while !f() {
+        assert!(Instant::now() < end, "condition not met in time");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn commands_pipelines_and_errors() {
+    let h = server(ServerConfig::default());
+    let mut c = Client::connect(h.local_addrs()[0]);
+    assert_eq!(c.call(&["PING"]), "+PONG");
+    c.send(&["XADD", "s", "1-1", "f", "v"]);
+    c.send(&["XADD", "s", "1-2", "f", "w"]);
+    c.send(&["XLEN", "s"]);
+    assert_eq!(c.read(), "1-1");
+    assert_eq!(c.read(), "1-2");
+    assert_eq!(c.read(), ":2");
+    assert_eq!(
+        c.call(&["NOSUCH", "a"]),
+        "-ERR unknown command 'NOSUCH', with args beginning with: 'a' "
+    );
+    assert_eq!(
+        c.call(&["XLEN"]),
+        "-ERR wrong number of arguments for 'xlen' command"
+    );
+    assert_eq!(
+        c.call(&["CLIENT", "NOPE"]),
+        "-ERR unknown subcommand 'NOPE'. Try CLIENT HELP."
+    );
+    assert_eq!(
+        c.call(&["CLIENT", "SETNAME"]),
+        "-ERR wrong number of arguments for 'client|setname' command"
+    );
+    // Inline commands.
+    c.raw(b"PING\r\nECHO \"a b\"\n");
+    assert_eq!(c.read(), "+PONG");
+    assert_eq!(c.read(), "a b");
+    assert_eq!(c.call(&["SELECT", "16"]), "-ERR DB index is out of range");
+    assert_eq!(
+        c.call(&["SELECT", "x"]),
+        "-ERR value is not an integer or out of range"
+    );
+    assert_eq!(c.call(&["SELECT", "1"]), "+OK");
+    assert_eq!(c.call(&["XLEN", "s"]), ":0");
+    assert_eq!(
+        c.call(&["HELLO", "3"]),
+        "[server,redis,version,8.8.0,proto,:3,id,:1,mode,standalone,role,master,modules,[]]"
+    );
+    assert_eq!(
+        c.call(&["HELLO", "4"]),
+        "-NOPROTO unsupported protocol version"
+    );
+    assert_eq!(
+        c.call(&["DEBUG", "SET-CLOCK", "1"]).split(' ').next(),
+        Some("-ERR")
+    );
+    drop(c);
+    h.shutdown();
+    assert!(h.wait_timeout(Duration::from_secs(10)));
+}
+
+#[test]
+fn multi_exec() {
+    let h = server(ServerConfig::default());
+    let mut c = Client::connect(h.local_addrs()[0]);
+    assert_eq!(c.call(&["MULTI"]), "+OK");
+    assert_eq!(c.call(&["XADD", "s", "1-1", "a", "1"]), "+QUEUED");
+    assert_eq!(c.call(&["SELECT", "2"]), "+QUEUED");
+    assert_eq!(c.call(&["XADD", "s", "2-1", "a", "1"]), "+QUEUED");
+    assert_eq!(c.call(&["EXEC"]), "[1-1,+OK,2-1]");
+    assert_eq!(c.call(&["XLEN", "s"]), ":1");
+    assert_eq!(c.call(&["MULTI"]), "+OK");
+    assert_eq!(c.call(&["MULTI"]), "-ERR MULTI calls can not be nested");
+    assert_eq!(c.call(&["XADD", "s", "3-1", "a", "1"]), "+QUEUED");
+    assert_eq!(
+        c.call(&["XADD", "s"]),
+        "-ERR wrong number of arguments for 'xadd' command"
+    );
+    assert_eq!(
+        c.call(&["EXEC"]),
+        "-EXECABORT Transaction discarded because of previous errors."
+    );
+    assert_eq!(c.call(&["XLEN", "s"]), ":1");
+    assert_eq!(c.call(&["EXEC"]), "-ERR EXEC without MULTI");
+    assert_eq!(c.call(&["DISCARD"]), "-ERR DISCARD without MULTI");
+    assert_eq!(c.call(&["MULTI"]), "+OK");
+    assert_eq!(
+        c.call(&["SHUTDOWN"]),
+        "-ERR Command not allowed inside a transaction"
+    );
+    assert_eq!(c.call(&["DISCARD"]), "+OK");
+    // A blocking read inside MULTI does not block.
+    assert_eq!(c.call(&["MULTI"]), "+OK");
+    assert_eq!(
+        c.call(&["XREAD", "BLOCK", "0", "STREAMS", "nope", "$"]),
+        "+QUEUED"
+    );
+    assert_eq!(c.call(&["EXEC"]), "[nil]");
+}
+
+#[test]
+fn blocking_reads_wake_time_out_and_cancel() {
+    let h = server(ServerConfig::default());
+    let addr = h.local_addrs()[0];
+    let mut a = Client::connect(addr);
+    let mut b = Client::connect(addr);
+    // Woken by a write from another client; replies stay in pipeline order.
+    a.send(&["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]);
+    a.send(&["PING"]);
+    wait_for(|| info_field(&mut b, "blocked_clients") == "1");
+    assert_eq!(info_field(&mut b, "total_blocking_keys"), "1");
+    assert_eq!(b.call(&["XADD", "s", "5-1", "f", "v"]), "5-1");
+    assert_eq!(a.read(), "[[s,[[5-1,[f,v]]]]]");
+    assert_eq!(a.read(), "+PONG");
+    // Timeout.
+    let t = Instant::now();
+    assert_eq!(
+        a.call(&["XREAD", "BLOCK", "200", "STREAMS", "s", "$"]),
+        "nil"
+    );
+    assert!(t.elapsed() >= Duration::from_millis(190));
+    // Group destroyed while blocked: the reader gets the error.
+    assert_eq!(b.call(&["XGROUP", "CREATE", "s", "g", "$"]), "+OK");
+    a.send(&[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "c",
+        "BLOCK",
+        "0",
+        "STREAMS",
+        "s",
+        ">",
+    ]);
+    wait_for(|| info_field(&mut b, "blocked_clients") == "1");
+    assert_eq!(info_field(&mut b, "total_blocking_keys_on_nokey"), "1");
+    assert_eq!(b.call(&["DEL", "s"]), ":1");
+    assert!(a.read().starts_with("-NOGROUP"));
+    // A closed connection cancels its wait.
+    let mut c = Client::connect(addr);
+    c.send(&["XREAD", "BLOCK", "0", "STREAMS", "x", "$"]);
+    wait_for(|| info_field(&mut b, "blocked_clients") == "1");
+    drop(c);
+    wait_for(|| info_field(&mut b, "blocked_clients") == "0");
+    // CLIENT UNBLOCK.
+    let id = a.call(&["CLIENT", "ID"]);
+    a.send(&["XREAD", "BLOCK", "0", "STREAMS", "x", "$"]);
+    wait_for(|| info_field(&mut b, "blocked_clients") == "1");
+    assert_eq!(b.call(&["CLIENT", "UNBLOCK", &id[1..], "ERROR"]), ":1");
+    assert_eq!(a.read(), "-UNBLOCKED client unblocked via CLIENT UNBLOCK");
+}
+
+#[test]
+fn protocol_errors_close_only_that_connection() {
+    let h = server(ServerConfig::default());
+    let addr = h.local_addrs()[0];
+    let mut other = Client::connect(addr);
+    assert_eq!(other.call(&["PING"]), "+PONG");
+    let cases: Vec<(&[u8], &str)> = vec![
+        (b"*x\r\n", "-ERR Protocol error: invalid multibulk length"),
+        (b"*1\r\n$-5\r\n", "-ERR Protocol error: invalid bulk length"),
+        (
+            b"*1\r\n$600000000\r\n",
+            "-ERR Protocol error: invalid bulk length",
+        ),
+        (
+            b"*1\r\n:1\r\n",
+            "-ERR Protocol error: expected '$', got ':'",
+        ),
+        (
+            b"ECHO \"abc\r\n",
+            "-ERR Protocol error: unbalanced quotes in request",
+        ),
+    ];
+    for (bytes, want) in cases {
+        let mut c = Client::connect(addr);
+        // Commands before the bad frame run and reply first.
+        c.raw(b"*1\r\n$4\r\nPING\r\n");
+        c.raw(bytes);
+        assert_eq!(c.read(), "+PONG");
+        assert_eq!(c.read(), want);
+        assert!(c.closed());
+        assert_eq!(other.call(&["PING"]), "+PONG");
+    }
+    let mut c = Client::connect(addr);
+    c.raw(&vec![b'a'; 70 * 1024]);
+    assert_eq!(c.read(), "-ERR Protocol error: too big inline request");
+    assert!(c.closed());
+    let mut c = Client::connect(addr);
+    c.raw(b"POST / HTTP/1.1\r\n");
+    assert!(c.closed());
+    assert_eq!(other.call(&["PING"]), "+PONG");
+}
+
+#[test]
+fn auth_and_protected_mode() {
+    let h = server(ServerConfig {
+        requirepass: Some("secret".into()),
+        ..Default::default()
+    });
+    let addr = h.local_addrs()[0];
+    let mut c = Client::connect(addr);
+    assert_eq!(c.call(&["XLEN", "s"]), "-NOAUTH Authentication required.");
+    assert_eq!(c.call(&["NOSUCH"]), "-ERR unknown command 'NOSUCH'");
+    assert_eq!(
+        c.call(&["AUTH", "nope"]),
+        "-WRONGPASS invalid username-password pair or user is disabled."
+    );
+    assert!(c
+        .call(&["HELLO", "3"])
+        .starts_with("-NOAUTH HELLO must be called"));
+    assert_eq!(c.call(&["AUTH", "secret"]), "+OK");
+    assert_eq!(c.call(&["XLEN", "s"]), ":0");
+    // Unauthenticated clients may not send big requests.
+    let mut d = Client::connect(addr);
+    d.raw(b"*11\r\n");
+    assert_eq!(
+        d.read(),
+        "-ERR Protocol error: unauthenticated multibulk length"
+    );
+    // No password configured: AUTH <pw> is an error.
+    let h2 = server(ServerConfig::default());
+    let mut e = Client::connect(h2.local_addrs()[0]);
+    assert!(e
+        .call(&["AUTH", "x"])
+        .starts_with("-ERR AUTH <password> called without"));
+    assert_eq!(e.call(&["AUTH", "default", "x"]), "+OK");
+    // Protected mode refuses a public bind without a password.
+    let err = start(ServerConfig {
+        bind: vec!["0.0.0.0".into()],
+        port: 0,
+        verbose: false,
+        ..Default::default()
+    })
+    .err()
+    .expect("refused");
+    assert!(err.to_string().contains("protected mode"));
+}
+
+#[test]
+fn durable_directory_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = server(ServerConfig {
+        dir: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    });
+    let mut c = Client::connect(h.local_addrs()[0]);
+    assert_eq!(c.call(&["XADD", "s", "1-1", "f", "v"]), "1-1");
+    assert_eq!(c.call(&["XGROUP", "CREATE", "s", "g", "0"]), "+OK");
+    c.send(&["SHUTDOWN"]);
+    assert!(c.closed());
+    assert!(h.wait_timeout(Duration::from_secs(10)));
+    drop(h);
+    let (store, _) = xstreams_core::Store::open(
+        dir.path(),
+        xstreams_core::Config::default(),
+        Default::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        store.execute(&[b"XLEN", b"s"]),
+        xstreams_core::Reply::Int(1)
+    );
+    store.validate().unwrap();
+}

@@ -13,6 +13,7 @@ import datetime
 from typing import Any
 
 import pytest
+import xstreams
 from xstreams.client import (
     EMPTY_RESPONSE,
     NEVER_DECODE,
@@ -360,6 +361,29 @@ def test_encoding_rejects_like_redis_py(value):
     with pytest.raises(DataError) as xs:
         Redis(store=object())._pack(("SET", "k", value))
     assert str(xs.value) == str(ref.value)
+
+
+VALUES = [1, -7, 10**30, 2.5, 1e100, float("inf"), -0.0, 0.1, "héllo", "\u20ac", b"\x00\xff"]
+
+
+@pytest.mark.parametrize("value", [*VALUES, bytearray(b"x"), memoryview(b"mv")])
+def test_store_converts_arguments_like_redis_py(value):
+    """With strict UTF-8 the client leaves argument conversion to the store."""
+    r = Redis(store=xstreams.Store())
+    r.execute_command("XADD", "s", "1-1", "f", value)
+    [(_, fields)] = r.execute_command("XRANGE", "s", "-", "+")
+    assert fields == {b"f": RedisEncoder("utf-8", "strict", False).encode(value)}
+
+
+@pytest.mark.parametrize("value", [True, False, None, [1], {"a": 1}, object(), 1j, "\ud800"])
+def test_store_rejects_arguments_like_redis_py(value):
+    with pytest.raises((redis.exceptions.DataError, UnicodeEncodeError)) as ref:
+        RedisEncoder("utf-8", "strict", False).encode(value)
+    with pytest.raises(type(ref.value)) as xs:
+        Redis(store=xstreams.Store()).execute_command("SET", "k", value)
+    if isinstance(ref.value, redis.exceptions.DataError):
+        assert isinstance(xs.value, DataError)
+        assert str(xs.value) == str(ref.value)
 
 
 # -- response callbacks ------------------------------------------------------------------

@@ -49,6 +49,65 @@ class Store:
     def validate(self) -> None: ...
     def sweep(self) -> None: ...
     def close(self) -> None: ...
+    # Arrow batch paths (see docs/spark.md). Results are pyarrow.RecordBatch objects.
+    def xadd_batch(
+        self,
+        key: Optional[_Arg],
+        batch: Any,
+        *,
+        fields: Optional[Union[str, Sequence[str]]] = None,
+        id: Optional[str] = None,
+        producer: Optional[str] = None,
+        pid: Optional[_Arg] = None,
+        iid: Optional[str] = None,
+        idmpauto: bool = False,
+        maxlen: Optional[int] = None,
+        minid: Optional[_Arg] = None,
+        approximate: bool = True,
+        limit: Optional[int] = None,
+        nomkstream: bool = False,
+        ref_policy: Optional[Literal["KEEPREF", "DELREF", "ACKED"]] = None,
+        clock: Optional[str] = None,
+        key_column: Optional[str] = None,
+        errors: Literal["raise", "return"] = "raise",
+        db: int = 0,
+        _forget: bool = False,
+    ) -> Any: ...
+    def xrange_arrow(
+        self,
+        key: _Arg,
+        start: Optional[_Arg] = None,
+        end: Optional[_Arg] = None,
+        count: Optional[int] = None,
+        *,
+        schema: Any = None,
+        decode: bool = True,
+        db: int = 0,
+    ) -> Any: ...
+    def xrevrange_arrow(
+        self,
+        key: _Arg,
+        end: Optional[_Arg] = None,
+        start: Optional[_Arg] = None,
+        count: Optional[int] = None,
+        *,
+        schema: Any = None,
+        decode: bool = True,
+        db: int = 0,
+    ) -> Any: ...
+    def xread_arrow(
+        self,
+        streams: Mapping[_Arg, _Arg],
+        count: Optional[int] = None,
+        block: Optional[int] = None,
+        *,
+        group: Optional[_Arg] = None,
+        consumer: Optional[_Arg] = None,
+        noack: bool = False,
+        schema: Any = None,
+        decode: bool = True,
+        db: int = 0,
+    ) -> Any: ...
     @property
     def closed(self) -> bool: ...
     def __enter__(self) -> Store: ...
@@ -61,3 +120,57 @@ class Store:
 
 def command_names() -> list[str]: ...
 def auto_iid(pairs: Sequence[bytes]) -> bytes: ...
+def serve(argv: Sequence[str], on_ready: Optional[Any] = None) -> Optional[str]: ...
+def inspect_store(path: Union[str, PathLike[str]]) -> dict[str, Any]:
+    """Check a store directory file by file without loading it (``xstreams check``).
+
+    Returns ``{"manifest": {"size", "problem", "snapshot", "logs"}, "files": [{"name",
+    "type" ("snapshot" | "log"), "size", "ok", "problem", "summary"}], "leftovers",
+    "lock_holder" (None or {"pid"}), "last_time"}``; a problem is ``{"kind" ("missing" |
+    "unreadable" | "damaged" | "truncated-tail"), "offset", "message"}``. A snapshot
+    summary: ``created_ms, keys, streams, strings, nodes, entries, section_count,
+    sections`` (each ``{"offset", "tag", "length", "db", "key"}``); a log summary:
+    ``commands, commands_by_name, selects, annotations, times, last_time, cut_at``.
+    Raises ``StoreError`` when there is no store at ``path``.
+    """
+
+def key_internals(store: Store, key: bytes, db: int = 0) -> Optional[dict[str, Any]]:
+    """What no command shows about a key: ``{"expire_at", "groups": [{"name",
+    "delivery_order", "nack_zone"}], "producers": [{"pid", "iids": [(iid, id)]}]}``."""
+
+# Replay of persisted stores (used by xstreams.spark).
+_Files = tuple[str, str, Optional[tuple[str, int]], list[tuple[str, int]]]
+_Part = tuple[bytes, str, str, str, int]
+
+def _replay_plan(
+    path: Union[str, PathLike[str]],
+    streams: Iterable[_Arg],
+    start: Optional[_Arg] = None,
+    end: Optional[_Arg] = None,
+    group: Optional[_Arg] = None,
+    db: int = 0,
+    rows_per_part: int = 500000,
+) -> tuple[_Files, list[_Part]]: ...
+def _replay_read(
+    files: _Files,
+    part: _Part,
+    group: Optional[_Arg] = None,
+    db: int = 0,
+    decode: bool = True,
+    schema: Any = None,
+    signed: bool = True,
+    max_rows: int = 65536,
+) -> list[Any]: ...
+
+class _ReplayStore:
+    def __init__(self, files: _Files) -> None: ...
+    def read(
+        self,
+        part: _Part,
+        group: Optional[_Arg] = None,
+        db: int = 0,
+        decode: bool = True,
+        schema: Any = None,
+        signed: bool = True,
+        max_rows: int = 65536,
+    ) -> list[Any]: ...

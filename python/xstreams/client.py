@@ -30,6 +30,7 @@ installed. When it is, every exception raised here is also an instance of the ma
 
 from __future__ import annotations
 
+import codecs
 import datetime
 import inspect
 import textwrap
@@ -50,6 +51,7 @@ from typing import (
 )
 from urllib.parse import parse_qs, unquote, urlparse
 
+from ._xstreams import Store as _NativeStore
 from .exceptions import ConnectionError as XConnectionError
 from .exceptions import DataError, ResponseError, XStreamsError
 
@@ -1385,6 +1387,11 @@ class Redis(CoreCommands):
         self._wire = wire
         self._legacy_responses = legacy_responses
         self._encoder = Encoder(encoding, encoding_errors, decode_responses)
+        # With strict UTF-8 the store converts arguments itself, exactly as Encoder.encode
+        # (same bytes, same DataError), so the Python loop is skipped.
+        # Only an xstreams Store does that: any other store object gets packed bytes.
+        codec = codecs.lookup(encoding).name
+        self._utf8_strict = codec == "utf-8" and encoding_errors == "strict"
         self.response_callbacks: CaseInsensitiveDict = CaseInsensitiveDict(
             get_response_callbacks(protocol, legacy_responses)
         )
@@ -1447,6 +1454,18 @@ class Redis(CoreCommands):
     def close(self) -> None:
         """Nothing to release in-process; the client stays usable, as in redis-py."""
 
+    def _tokens(self, args: Sequence[Any]) -> List[Any]:
+        """The command's arguments for the store: as ``_pack`` encodes them, or (with
+        strict UTF-8) left for the store to convert the same way."""
+        if not (self._utf8_strict and isinstance(self.store, _NativeStore)):
+            return self._pack(args)
+        first = args[0]
+        if isinstance(first, str):
+            return [*first.encode().split(), *args[1:]]
+        if isinstance(first, bytes) and b" " in first:
+            return [*first.split(), *args[1:]]
+        return list(args)
+
     def _pack(self, args: Sequence[Any]) -> List[bytes]:
         """Encode a command as redis-py would put it on the wire."""
         first = args[0]
@@ -1481,7 +1500,7 @@ class Redis(CoreCommands):
     def execute_command(self, *args: Any, **options: Any) -> Any:
         """Run one command and return its reply after the response callback."""
         command_name = args[0]
-        tokens = self._pack(args)
+        tokens = self._tokens(args)
         try:
             response = self.store.execute_command(*tokens, db=self._db, protocol=self._wire)
         except ResponseError:
@@ -1489,6 +1508,89 @@ class Redis(CoreCommands):
                 return options[EMPTY_RESPONSE]
             raise
         return self._parse(command_name, response, options)
+
+    # -- Arrow batch paths (xstreams extensions, not in redis-py) ------------------------
+
+    def _arrow_store(self, method: str) -> Any:
+        store = self.store
+        fn = getattr(store, method, None)
+        if fn is None:
+            raise XStreamsError(f"this client's store has no {method}() (not an xstreams.Store)")
+        return fn
+
+    def xadd_batch(self, name: KeyT, batch: Any, **options: Any) -> Any:
+        """Append the rows of ``batch`` (a pyarrow RecordBatch or Table, or a pandas
+        DataFrame) to stream ``name``: one XADD per row, all under one lock, each with the
+        semantics of that XADD alone. Options and result as ``Store.xadd_batch`` (a
+        ``pyarrow.RecordBatch`` of ``id`` and ``duplicate``)."""
+        fn = self._arrow_store("xadd_batch")
+        return fn(self._encoder.encode(name), batch, db=self._db, **options)
+
+    def xrange_arrow(
+        self,
+        name: KeyT,
+        min: StreamIdT = "-",
+        max: StreamIdT = "+",
+        count: Optional[int] = None,
+        **options: Any,
+    ) -> Any:
+        """XRANGE as a ``pyarrow.RecordBatch`` (``id``, ``ms``, ``seq``, ``fields``; see
+        ``Store.xrange_arrow`` for ``schema=`` and ``decode=``)."""
+        fn = self._arrow_store("xrange_arrow")
+        enc = self._encoder.encode
+        return fn(enc(name), enc(min), enc(max), count, db=self._db, **options)
+
+    def xrevrange_arrow(
+        self,
+        name: KeyT,
+        max: StreamIdT = "+",
+        min: StreamIdT = "-",
+        count: Optional[int] = None,
+        **options: Any,
+    ) -> Any:
+        """XREVRANGE as a ``pyarrow.RecordBatch`` (newest first)."""
+        fn = self._arrow_store("xrevrange_arrow")
+        enc = self._encoder.encode
+        return fn(enc(name), enc(max), enc(min), count, db=self._db, **options)
+
+    def xread_arrow(
+        self,
+        streams: Dict[KeyT, StreamIdT],
+        count: Optional[int] = None,
+        block: Optional[int] = None,
+        **options: Any,
+    ) -> Any:
+        """XREAD as a ``pyarrow.RecordBatch`` with a ``stream`` column (empty when
+        nothing arrived)."""
+        fn = self._arrow_store("xread_arrow")
+        enc = self._encoder.encode
+        return fn({enc(k): enc(v) for k, v in streams.items()}, count, block, db=self._db,
+                  **options)  # fmt: skip
+
+    def xreadgroup_arrow(
+        self,
+        groupname: GroupT,
+        consumername: ConsumerT,
+        streams: Dict[KeyT, StreamIdT],
+        count: Optional[int] = None,
+        block: Optional[int] = None,
+        noack: bool = False,
+        **options: Any,
+    ) -> Any:
+        """XREADGROUP as a ``pyarrow.RecordBatch`` with a ``stream`` column (a deleted
+        pending entry has null ``fields``)."""
+        fn = self._arrow_store("xread_arrow")
+        enc = self._encoder.encode
+        return fn(
+            {enc(k): enc(v) for k, v in streams.items()},
+            count,
+            block,
+            group=enc(groupname),
+            consumer=enc(consumername),
+            noack=noack,
+            db=self._db,
+            **options,
+        )
 
 
 StrictRedis = Redis
@@ -1575,7 +1677,7 @@ class Pipeline(CoreCommands):
 
     def _run(self, stack: List[Tuple[Tuple[Any, ...], Dict[str, Any]]], atomic: bool) -> List[Any]:
         client = self._client
-        commands = [tuple(client._pack(args)) for args, _ in stack]
+        commands = [tuple(client._tokens(args)) for args, _ in stack]
         results = client.store.execute_many(
             commands, db=client.db, atomic=atomic, protocol=client._wire
         )

@@ -27,7 +27,7 @@ import threading
 from typing import Any, List, Optional, Sequence
 
 from xstreams.exceptions import ConnectionError as XConnectionError
-from xstreams.exceptions import ResponseError, error_from_reply
+from xstreams.exceptions import DataError, ResponseError, error_from_reply
 
 __all__ = ["SocketBackend"]
 
@@ -35,19 +35,19 @@ _CRLF = b"\r\n"
 
 
 def _encode_arg(value: Any) -> bytes:
+    """Convert one argument as ``xstreams.Store`` does (redis-py's Encoder, strict UTF-8)."""
     if isinstance(value, bytes):
         return value
     if isinstance(value, (bytearray, memoryview)):
         return bytes(value)
-    if isinstance(value, bool):
-        raise TypeError("bool is not a valid command argument")
-    if isinstance(value, int):
-        return str(value).encode()
-    if isinstance(value, float):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return repr(value).encode()
     if isinstance(value, str):
         return value.encode("utf-8")
-    raise TypeError(f"invalid command argument of type {type(value).__name__}")
+    raise DataError(
+        f"Invalid input of type: '{type(value).__name__}'. "
+        "Convert to a bytes, string, int or float first."
+    )
 
 
 def pack_command(args: Sequence[Any]) -> bytes:

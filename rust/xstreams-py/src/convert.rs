@@ -3,7 +3,9 @@
 use std::borrow::Cow;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMemoryView, PyString,
+};
 use xstreams_core::Reply;
 
 use crate::errors::{data_err, reply_error};
@@ -23,17 +25,16 @@ pub fn arg_bytes<'a>(py: Python<'_>, obj: &'a Bound<'_, PyAny>) -> PyResult<Cow<
             "Invalid input of type: 'bool'. Convert to a bytes, string, int or float first.".into(),
         ));
     }
-    if obj.is_instance_of::<PyInt>() {
-        return Ok(Cow::Owned(obj.str()?.to_cow()?.as_bytes().to_vec()));
-    }
-    if obj.is_instance_of::<PyFloat>() {
+    // repr, as redis-py's Encoder (it differs from str only for int/float subclasses).
+    if obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>() {
         return Ok(Cow::Owned(obj.repr()?.to_cow()?.as_bytes().to_vec()));
     }
     if let Ok(b) = obj.cast::<PyByteArray>() {
         return Ok(Cow::Owned(b.to_vec()));
     }
-    if let Ok(mv) = obj.extract::<Vec<u8>>() {
-        return Ok(Cow::Owned(mv));
+    if obj.is_instance_of::<PyMemoryView>() {
+        let b = obj.call_method0("tobytes")?;
+        return Ok(Cow::Owned(b.cast::<PyBytes>()?.as_bytes().to_vec()));
     }
     let tname = obj.get_type().name()?.to_string();
     Err(data_err(

@@ -31,7 +31,7 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Run `f` without the GIL, converting a panic into `InternalError`.
-fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+pub(crate) fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
     match py.detach(|| catch_unwind(AssertUnwindSafe(f))) {
         Ok(v) => Ok(v),
         Err(p) => Err(internal_err(
@@ -62,7 +62,18 @@ fn collect_args<'a>(
 }
 
 impl Store {
-    fn run(&self, py: Python<'_>, args: &[&[u8]], db: usize, protocol: u8) -> PyResult<Reply> {
+    /// The core store (for the Arrow methods in `arrow.rs`).
+    pub(crate) fn core(&self) -> &xstreams_core::Store {
+        &self.inner
+    }
+
+    pub(crate) fn run(
+        &self,
+        py: Python<'_>,
+        args: &[&[u8]],
+        db: usize,
+        protocol: u8,
+    ) -> PyResult<Reply> {
         let store = &self.inner;
         let mut step = guarded(py, || store.start(db, protocol, args))?;
         loop {
@@ -149,10 +160,15 @@ impl Store {
                     let cat = py
                         .import("xstreams.exceptions")?
                         .getattr("StoreRepairedWarning")?;
-                    let msg = format!(
-                        "{}: the log ended inside a command (a crash cut the last write); loaded up to offset {offset} and dropped the {dropped} bytes after it",
-                        file
-                    );
+                    let msg = if read_only {
+                        format!(
+                            "{file}: the log ends inside a command (a crash cut the last write); loaded up to offset {offset} and ignored the {dropped} bytes after it (read-only: the file was left as it is)"
+                        )
+                    } else {
+                        format!(
+                            "{file}: the log ended inside a command (a crash cut the last write); loaded up to offset {offset} and dropped the {dropped} bytes after it"
+                        )
+                    };
                     let msg = std::ffi::CString::new(msg)
                         .map_err(|e| PyValueError::new_err(e.to_string()))?;
                     PyErr::warn(py, &cat, &msg, 1)?;

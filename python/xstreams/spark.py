@@ -1,0 +1,565 @@
+"""Spark integration: IDMP dedup over DataFrames, loading into a store, replaying a store.
+
+    import xstreams.spark as xs
+
+    xs.register(spark)                       # enables spark.read.format("xstreams")
+    out = xs.dedup(events, producer="pid", iid="iid", time="ts")
+    xs.load(out.where(~out.duplicate), "/data/store", "events", producer="pid", iid="iid")
+    df = (spark.read.format("xstreams").option("path", "/data/store")
+          .option("stream", "events").option("group", "billing").load())
+
+* :func:`dedup` answers, for every row, what ``XADD <producer> IDMP <pid> <iid> * ...``
+  (or ``IDMPAUTO`` over content columns) would reply if each producer's rows were sent in
+  event-time order with the server clock at the row's time: ``entry_id``, ``duplicate``
+  and ``original_id``. It partitions by producer, sorts within partitions and runs the
+  engine's IDMP maps over Arrow batches (``mapInArrow``): no row goes through the driver.
+* :func:`load` appends a DataFrame to a stream of a durable store through
+  ``Store.xadd_batch``, from exactly one task (a store has one writer), with IDMP options
+  passed through so that re-running a failed job adds no duplicates.
+* ``spark.read.format("xstreams")`` (:class:`XStreamsDataSource`) reads a persisted store
+  (snapshot + logs) as a DataFrame, split into partitions by stream and ID range.
+
+How each works and what it costs: ``docs/spark.md``. Executors need ``xstreams`` (and
+``pyarrow``) installed in the interpreter ``PYSPARK_PYTHON`` names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.types import (
+    BinaryType,
+    BooleanType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+__all__ = [
+    "dedup",
+    "load",
+    "register",
+    "XStreamsDataSource",
+    "DEFAULT_SCHEMA",
+]
+
+#: Columns the replay reader returns by default.
+DEFAULT_SCHEMA = StructType(
+    [
+        StructField("stream", StringType(), False),
+        StructField("id", StringType(), False),
+        StructField("ms", LongType(), False),
+        StructField("seq", LongType(), False),
+        StructField("fields", MapType(StringType(), StringType(), True), True),
+    ]
+)
+
+_META = ("stream", "id", "ms", "seq", "fields")
+_DEDUP_COLUMNS = ("entry_id", "duplicate", "original_id")
+_IDMP_MIN_DURATION, _IDMP_MAX_DURATION = 1, 86_400
+_IDMP_MIN_MAXSIZE, _IDMP_MAX_MAXSIZE = 1, 10_000
+_UNSET: Any = object()
+
+
+def register(spark: SparkSession) -> None:
+    """Register the ``xstreams`` data source with ``spark`` (once per session)."""
+    spark.dataSource.register(XStreamsDataSource)
+
+
+def _check_idmp_settings(duration: int, maxsize: int) -> None:
+    if not _IDMP_MIN_DURATION <= int(duration) <= _IDMP_MAX_DURATION:
+        raise ValueError(f"duration must be in [1, 86400] seconds, got {duration}")
+    if not _IDMP_MIN_MAXSIZE <= int(maxsize) <= _IDMP_MAX_MAXSIZE:
+        raise ValueError(f"maxsize must be in [1, 10000], got {maxsize}")
+
+
+def _large_strings(df: DataFrame) -> bool:
+    try:
+        v = df.sparkSession.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")
+    except Exception:  # pragma: no cover - Spark Connect without the setting
+        v = "false"
+    return str(v).lower() == "true"
+
+
+# ---------------------------------------------------------------------------------- dedup
+
+
+class _DedupPartition:
+    """The ``mapInArrow`` function of :func:`dedup` (picklable, runs on executors)."""
+
+    def __init__(
+        self,
+        producer: str,
+        iid: Optional[str],
+        content: Optional[List[str]],
+        time: str,
+        duration: int,
+        maxsize: int,
+        large: bool,
+    ) -> None:
+        self.producer = producer
+        self.iid = iid
+        self.content = content
+        self.time = time
+        self.duration = int(duration)
+        self.maxsize = int(maxsize)
+        self.large = large
+
+    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        import xstreams
+
+        id_type = pa.large_string() if self.large else pa.string()
+        store = xstreams.Store(
+            config={
+                "stream-idmp-duration": self.duration,
+                "stream-idmp-maxsize": self.maxsize,
+            }
+        )
+        fields = self.content if self.content is not None else [self.iid]
+        try:
+            for batch in batches:
+                if batch.num_rows == 0:
+                    empty = pa.array([], id_type)
+                    yield pa.RecordBatch.from_arrays(
+                        [*batch.columns, empty, pa.array([], pa.bool_()), empty],
+                        names=[*batch.schema.names, *_DEDUP_COLUMNS],
+                    )
+                    continue
+                res = store.xadd_batch(
+                    None,
+                    batch,
+                    key_column=self.producer,
+                    producer=self.producer,
+                    iid=self.iid,
+                    idmpauto=self.content is not None,
+                    fields=fields,
+                    clock=self.time,
+                    errors="return",
+                    _forget=True,
+                )
+                errors = res.column("error")
+                if errors.null_count != len(errors):
+                    row = pc.index(pc.is_valid(errors), True).as_py()
+                    raise ValueError(f"dedup: row {row} of a batch failed: {errors[row].as_py()}")
+                ids = res.column("id")
+                if ids.type != id_type:
+                    ids = ids.cast(id_type)
+                yield pa.RecordBatch.from_arrays(
+                    [*batch.columns, ids, res.column("duplicate"), ids],
+                    names=[*batch.schema.names, *_DEDUP_COLUMNS],
+                )
+        finally:
+            store.close()
+
+
+def dedup(
+    df: DataFrame,
+    producer: str = "pid",
+    iid: Optional[str] = _UNSET,
+    content: Optional[Sequence[str]] = None,
+    time: str = "ts",
+    duration: int = 100,
+    maxsize: int = 100,
+    order: Optional[str] = None,
+    partitions: Optional[int] = None,
+) -> DataFrame:
+    """``df`` with ``entry_id`` (string), ``duplicate`` (bool) and ``original_id``.
+
+    The answer Redis gives when each producer's rows are sent to that producer's own
+    stream, in event-time order (ties by ``order``, else by ``iid``, else by the
+    ``content`` columns), as ``XADD <producer> IDMP <producer> <iid> * <iid> <iid>``
+    (``iid`` mode: the fields do not change the answer) or ``XADD <producer> IDMPAUTO
+    <producer> * <c1> <v1> ...`` over the ``content`` columns in the given order (a null
+    leaves the field out, as ``xadd_batch`` does), with the server clock pinned at the
+    row's ``time`` (ms integers, timestamps or dates) and the stream's IDMP ``duration``
+    (seconds) and ``maxsize``.
+
+    ``entry_id`` is the reply: a new entry's ID, or for a duplicate the ID of the entry
+    first added for that IID. ``original_id`` is the ID of the first occurrence, the
+    same value by construction (kept to make joins read naturally). Keep ``~duplicate``
+    rows to deduplicate. ``partitions`` sets the number of shuffle partitions (default:
+    ``spark.sql.shuffle.partitions``, coalesced by adaptive execution).
+    """
+    if content is not None:
+        if iid is not _UNSET and iid is not None:
+            raise ValueError("give iid or content, not both")
+        iid = None
+        content = list(content)
+        if not content:
+            raise ValueError("content needs at least one column")
+    else:
+        iid = "iid" if iid is _UNSET else iid
+        if iid is None:
+            raise ValueError("give iid (a column) or content (columns)")
+    _check_idmp_settings(duration, maxsize)
+    needed = [producer, time, *([iid] if iid else []), *(content or [])]
+    if order is not None:
+        needed.append(order)
+    for c in needed:
+        if c not in df.columns:
+            raise ValueError(f"column {c!r} is not in the DataFrame")
+    for c in _DEDUP_COLUMNS:
+        if c in df.columns:
+            raise ValueError(f"the DataFrame already has a column {c!r}")
+    ties = [order] if order is not None else ([iid] if iid else list(content or []))
+    parted = df.repartition(partitions, producer) if partitions else df.repartition(producer)
+    parted = parted.sortWithinPartitions(producer, time, *ties)
+    schema = StructType(
+        [
+            *df.schema.fields,
+            StructField("entry_id", StringType(), True),
+            StructField("duplicate", BooleanType(), False),
+            StructField("original_id", StringType(), True),
+        ]
+    )
+    fn = _DedupPartition(producer, iid, content, time, duration, maxsize, _large_strings(df))
+    return parted.mapInArrow(fn, schema)
+
+
+# ----------------------------------------------------------------------------------- load
+
+
+class _LoadPartition:
+    """The ``mapInArrow`` function of :func:`load`: the one task that writes."""
+
+    def __init__(self, path: str, stream: str, kw: Dict[str, Any], settings: Dict[str, Any]):
+        self.path = path
+        self.stream = stream
+        self.kw = kw
+        self.settings = settings
+
+    def _prepare(self, store: Any) -> None:
+        s = self.settings
+        want_d, want_m = s.get("duration"), s.get("maxsize")
+        exists = store.execute_command("EXISTS", self.stream) == 1
+        if exists:
+            got = store.execute_command("XIDMP", "CFGGET", self.stream)
+            cur = dict(zip(got[::2], got[1::2]))
+            cur_d, cur_m = int(cur[b"duration"]), int(cur[b"maxsize"])
+            if (want_d is not None and want_d != cur_d) or (want_m is not None and want_m != cur_m):
+                raise ValueError(
+                    f"stream {self.stream!r} has IDMP duration {cur_d} s and maxsize {cur_m}; "
+                    "changing them forgets its IIDs (a re-run could then add duplicates): "
+                    "pass the same values or none"
+                )
+        else:
+            cur_d = want_d or int(store.config_get("stream-idmp-duration"))
+            cur_m = want_m or int(store.config_get("stream-idmp-maxsize"))
+        most = s.get("max_per_producer")
+        if most is not None and most > cur_m:
+            raise ValueError(
+                f"a producer has {most} rows but stream {self.stream!r} remembers {cur_m} "
+                "IIDs per producer: a re-run could add duplicates. Use more producers "
+                "(<= maxsize rows each), a larger idmp_maxsize (<= 10000) for a new "
+                "stream, or verify_window=False"
+            )
+        self._created_with = None if exists else (cur_d, cur_m)
+
+    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        import xstreams
+
+        store = xstreams.Store(self.path, fsync=self.settings.get("fsync", "everysec"))
+        rows = added = dups = nil = 0
+        try:
+            self._prepare(store)
+            restore = None
+            wanted = self.settings.get("duration") or self.settings.get("maxsize")
+            if self._created_with is not None and wanted and self.kw.get("iid_mode"):
+                # A new stream takes the IDMP settings of the store's configuration: set
+                # them for the batch that creates it, then put the old ones back.
+                restore = (
+                    store.config_get("stream-idmp-duration"),
+                    store.config_get("stream-idmp-maxsize"),
+                )
+                store.config_set("stream-idmp-duration", self._created_with[0])
+                store.config_set("stream-idmp-maxsize", self._created_with[1])
+            kw = {k: v for k, v in self.kw.items() if k != "iid_mode"}
+            try:
+                for batch in batches:
+                    if batch.num_rows == 0:
+                        continue
+                    res = store.xadd_batch(self.stream, batch, errors="return", **kw)
+                    errors = res.column("error")
+                    if errors.null_count != len(errors):
+                        row = pc.index(pc.is_valid(errors), True).as_py()
+                        raise ValueError(
+                            f"load: row {row} of a batch failed: {errors[row].as_py()} "
+                            "(rows before it were written; a re-run adds no duplicates)"
+                        )
+                    dup = res.column("duplicate")
+                    n_dup = pc.sum(dup).as_py() or 0
+                    n_nil = res.column("id").null_count
+                    rows += batch.num_rows
+                    dups += n_dup
+                    nil += n_nil
+                    added += batch.num_rows - n_dup - n_nil
+                    if restore is not None:
+                        store.config_set("stream-idmp-duration", restore[0])
+                        store.config_set("stream-idmp-maxsize", restore[1])
+                        restore = None
+            finally:
+                if restore is not None:
+                    store.config_set("stream-idmp-duration", restore[0])
+                    store.config_set("stream-idmp-maxsize", restore[1])
+        finally:
+            store.close()
+        yield pa.RecordBatch.from_pydict(
+            {"rows": [rows], "added": [added], "duplicates": [dups], "nil": [nil]},
+            schema=pa.schema(
+                [("rows", pa.int64()), ("added", pa.int64()), ("duplicates", pa.int64()),
+                 ("nil", pa.int64())]
+            ),
+        )  # fmt: skip
+
+
+def load(
+    df: DataFrame,
+    path: str,
+    stream: str,
+    *,
+    producer: Optional[str] = None,
+    pid: Optional[str] = None,
+    iid: Optional[str] = None,
+    idmpauto: bool = False,
+    fields: Optional[Sequence[str]] = None,
+    id: Optional[str] = None,
+    maxlen: Optional[int] = None,
+    minid: Optional[str] = None,
+    approximate: bool = True,
+    limit: Optional[int] = None,
+    nomkstream: bool = False,
+    ref_policy: Optional[str] = None,
+    idmp_duration: Optional[int] = None,
+    idmp_maxsize: Optional[int] = None,
+    verify_window: bool = True,
+    allow_duplicates: bool = False,
+    fsync: str = "everysec",
+) -> Dict[str, int]:
+    """Append the rows of ``df`` to ``stream`` in the durable store at ``path``.
+
+    One task writes (``repartition(1)``): a store has one writer, which holds its lock
+    for the whole load (close other writers first). Each Arrow batch goes through
+    ``Store.xadd_batch`` with the given options: ``producer`` (column) or ``pid``
+    (value) with ``iid`` (column) or ``idmpauto=True`` make every row an IDMP XADD, so
+    re-running a failed (or finished) load adds no duplicates. That holds while the
+    stream remembers the IIDs: within ``idmp_duration`` seconds (<= 86400) and at most
+    ``idmp_maxsize`` (<= 10000) rows per producer; ``verify_window`` checks the second
+    before writing (one aggregation over ``df``). ``idmp_duration`` / ``idmp_maxsize``
+    apply to a stream the load creates; an existing stream must already have them.
+    Without IDMP options the load refuses to run unless ``allow_duplicates=True``.
+
+    ``path`` must be reachable from the executors (local mode, or a shared file system).
+    Returns ``{"rows", "added", "duplicates", "nil"}`` (``nil``: NOMKSTREAM on a
+    missing stream).
+    """
+    has_pid = producer is not None or pid is not None
+    idmp = has_pid and (iid is not None or idmpauto)
+    if not idmp and not allow_duplicates:
+        raise ValueError(
+            "load needs IDMP options (producer= or pid=, with iid= or idmpauto=True) so that "
+            "a re-run adds no duplicates; pass allow_duplicates=True to load without them"
+        )
+    if idmp_duration is not None or idmp_maxsize is not None:
+        _check_idmp_settings(idmp_duration or 100, idmp_maxsize or 100)
+    most = None
+    if idmp and verify_window:
+        if producer is not None:
+            most = df.groupBy(producer).count().agg(F.max("count")).first()[0] or 0
+        else:
+            most = df.count()
+    kw: Dict[str, Any] = {
+        "fields": list(fields) if fields is not None else None,
+        "id": id,
+        "producer": producer,
+        "pid": pid,
+        "iid": iid,
+        "idmpauto": idmpauto,
+        "maxlen": maxlen,
+        "minid": minid,
+        "approximate": approximate,
+        "limit": limit,
+        "nomkstream": nomkstream,
+        "ref_policy": ref_policy,
+        "iid_mode": idmp,
+    }
+    settings = {
+        "duration": idmp_duration,
+        "maxsize": idmp_maxsize,
+        "max_per_producer": most,
+        "fsync": fsync,
+    }
+    writer = _LoadPartition(os.path.abspath(path), stream, kw, settings)
+    schema = "rows long, added long, duplicates long, nil long"
+    out = df.repartition(1).mapInArrow(writer, schema).collect()
+    total = {"rows": 0, "added": 0, "duplicates": 0, "nil": 0}
+    for r in out:
+        for k in total:
+            total[k] += int(r[k])
+    return total
+
+
+# ---------------------------------------------------------------------------------- replay
+
+
+class _ReplayPartition(InputPartition):
+    def __init__(self, index: int, files: Tuple[Any, ...], part: Optional[Tuple[Any, ...]]):
+        super().__init__(index)
+        self.files = files
+        self.part = part
+
+
+# One fully loaded store per executor process (the latest plan's), for "full" parts.
+_LOADED: Dict[Any, Any] = {}
+
+
+def _loaded_store(files: Tuple[Any, ...]) -> Any:
+    from xstreams import _xstreams
+
+    key = json.dumps(files, sort_keys=True)
+    st = _LOADED.get(key)
+    if st is None:
+        _LOADED.clear()
+        st = _xstreams._ReplayStore(files)
+        _LOADED[key] = st
+    return st
+
+
+def _option(options: Any, name: str, default: Any = None) -> Any:
+    for k in (name, name.lower()):
+        if k in options:
+            return options[k]
+    return default
+
+
+class _Reader(DataSourceReader):
+    def __init__(self, options: Any, schema: StructType) -> None:
+        path = _option(options, "path")
+        if not path:
+            raise ValueError('the xstreams source needs option("path", <store directory>)')
+        self.path = os.path.abspath(path)
+        streams = _option(options, "streams")
+        if streams is not None:
+            keys = json.loads(streams)
+            if isinstance(keys, str):
+                keys = [keys]
+        else:
+            one = _option(options, "stream")
+            if one is None:
+                raise ValueError('the xstreams source needs option("stream", <key>) or "streams"')
+            keys = [one]
+        self.streams: List[str] = [str(k) for k in keys]
+        self.start = _option(options, "start")
+        self.end = _option(options, "end")
+        self.group = _option(options, "group")
+        self.db = int(_option(options, "db", 0))
+        self.rows_per_part = int(_option(options, "rowsPerPartition", 500_000))
+        self.decode = str(_option(options, "decode", "true")).lower() != "false"
+        self.schema = schema
+        self.field_schema = self._field_schema(schema)
+
+    @staticmethod
+    def _field_schema(schema: StructType) -> Any:
+        """The pyarrow schema of the typed field columns, or None (the ``fields`` map)."""
+        extra = [f for f in schema.fields if f.name not in _META]
+        if not extra:
+            return None
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import to_arrow_type
+
+        return pa.schema([pa.field(f.name, to_arrow_type(f.dataType)) for f in extra])
+
+    def partitions(self) -> List[InputPartition]:
+        from xstreams import _xstreams
+
+        files, parts = _xstreams._replay_plan(
+            self.path,
+            [s.encode() for s in self.streams],
+            start=self.start,
+            end=self.end,
+            group=self.group,
+            db=self.db,
+            rows_per_part=self.rows_per_part,
+        )
+        if not parts:
+            return [_ReplayPartition(0, files, None)]
+        return [_ReplayPartition(i, files, p) for i, p in enumerate(parts)]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        import pyarrow as pa
+
+        from xstreams import _xstreams
+
+        part = partition.part  # type: ignore[attr-defined]
+        if part is None:
+            return
+        files = partition.files  # type: ignore[attr-defined]
+        kw = dict(
+            group=self.group,
+            db=self.db,
+            decode=self.decode,
+            schema=self.field_schema,
+            signed=True,
+        )
+        if part[1] == "full":
+            batches = _loaded_store(files).read(part, **kw)
+        else:
+            batches = _xstreams._replay_read(files, part, **kw)
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        target = to_arrow_schema(self.schema)
+        for b in batches:
+            cols = []
+            for f in target:
+                col = b.column(f.name)
+                if col.type != f.type:
+                    col = col.cast(f.type)
+                cols.append(col)
+            yield pa.RecordBatch.from_arrays(cols, schema=target)
+
+
+class XStreamsDataSource(DataSource):
+    """``spark.read.format("xstreams")``: the entries of a persisted store.
+
+    Options: ``path`` (the store directory), ``stream`` (a key) or ``streams`` (a JSON
+    list of keys), ``start`` / ``end`` (IDs as XRANGE takes them; default all),
+    ``group`` (only the entries that group has not acknowledged: its pending entries
+    that still exist, then the entries after its last-delivered ID), ``db`` (0),
+    ``rowsPerPartition`` (about 500000), ``decode`` (``false``: binary fields).
+
+    Columns: ``stream``, ``id``, ``ms``, ``seq``, ``fields`` (map of field to value). With
+    ``.schema(...)``, columns other than those name fields, read as the given types
+    (the last value of a field an entry repeats; a missing field is null).
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "xstreams"
+
+    def schema(self) -> StructType:
+        if str(_option(self.options, "decode", "true")).lower() == "false":
+            return StructType(
+                [
+                    StructField("stream", BinaryType(), False),
+                    StructField("id", StringType(), False),
+                    StructField("ms", LongType(), False),
+                    StructField("seq", LongType(), False),
+                    StructField("fields", MapType(BinaryType(), BinaryType(), True), True),
+                ]
+            )
+        return DEFAULT_SCHEMA
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return _Reader(self.options, schema)

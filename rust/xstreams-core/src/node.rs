@@ -268,9 +268,16 @@ impl StreamNode {
         self.buf.capacity()
     }
 
-    /// Release spare capacity (called when a node is closed for appends).
+    /// Release spare capacity (called when a node is closed for appends). A fresh exact
+    /// allocation and a copy, not `shrink_to_fit`: allocators such as mimalloc keep a
+    /// block in place when it shrinks by less than half, which would leave every closed
+    /// node with the up-to-2x capacity of its last doubling.
     pub fn shrink(&mut self) {
-        self.buf.shrink_to_fit();
+        if self.buf.capacity() > self.buf.len() {
+            let mut exact = Vec::with_capacity(self.buf.len());
+            exact.extend_from_slice(&self.buf);
+            self.buf = exact;
+        }
     }
 
     fn master_fields_equal(&self, pairs: &[&[u8]]) -> bool {

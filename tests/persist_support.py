@@ -209,3 +209,19 @@ def child_env() -> dict:
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
+
+
+def run_script(script: str, path: os.PathLike, timeout: float = 60.0) -> str:
+    """Run ``script`` (a Python program, dedented) in a child interpreter with ``path`` as
+    its argument; fail the test if it fails, else return its standard output."""
+    import textwrap
+
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script), os.fspath(path)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=child_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout

@@ -9,15 +9,13 @@ each other's writes without a lock conflict), and what they write is in the file
 
 from __future__ import annotations
 
-import subprocess
 import sys
-import textwrap
 import time
 import warnings
 
 import pytest
 import xstreams
-from persist_support import NOW, assert_same, capture, child_env, manifest_files
+from persist_support import NOW, assert_same, capture, manifest_files, run_script
 from xstreams import exceptions as exc
 
 
@@ -136,14 +134,7 @@ print(r.xlen("s"))
 
 def test_process_exit_without_close_keeps_the_writes(tmp_path):
     path = tmp_path / "s"
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(EXIT_WITHOUT_CLOSE), str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=child_env(),
-    )
-    assert proc.returncode == 0, proc.stderr
+    run_script(EXIT_WITHOUT_CLOSE, path)
     s = xstreams.Store(path)
     assert s.execute_command("XLEN", "s") == 100
     assert s.execute_command("GET", "done") == b"yes"
@@ -201,15 +192,7 @@ def test_failed_log_write_refuses_further_writes_with_misconf(tmp_path):
     import json
 
     path = tmp_path / "s"
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(FAILING_DISK), str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=child_env(),
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = json.loads(run_script(FAILING_DISK, path).strip().splitlines()[-1])
     assert len(out["errors"]) == 3 and len(out["acked"]) > 5
     assert all(e.startswith("MISCONF Errors writing to the AOF file:") for e in out["errors"])
     # The write that failed is in memory (as in redis-server), the later ones are refused.
@@ -257,15 +240,7 @@ def test_failed_compaction_leaves_the_store_usable(tmp_path):
     import json
 
     path = tmp_path / "s"
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(FAILING_COMPACTION), str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=child_env(),
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = json.loads(run_script(FAILING_COMPACTION, path).strip().splitlines()[-1])
     assert "File too large" in out["compact"], out
     assert "already running" not in out.get("again", ""), out
     assert out["xlen"] == 205

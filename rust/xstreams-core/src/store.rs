@@ -127,9 +127,12 @@ impl State {
                 }
             };
             let now_ms = self.ks.clock.now_ms();
+            // The line is fixed for the round: a call runs at most once per round (`ran`)
+            // and running one never adds another.
+            let line = self.waiting(now);
             let mut ran: Vec<u64> = Vec::new();
             for (db, key) in &sig.keys {
-                for (_, id) in self.waiting(now) {
+                for &(_, id) in &line {
                     if ran.contains(&id) || !self.serves(&self.waiters[&id], *db, key, now_ms) {
                         continue;
                     }
@@ -138,7 +141,7 @@ impl State {
                 }
             }
             if sig.flushed_dbs != 0 {
-                for (_, id) in self.waiting(now) {
+                for &(_, id) in &line {
                     let w = &self.waiters[&id];
                     if ran.contains(&id) || sig.flushed_dbs & (1 << w.db) == 0 {
                         continue;

@@ -20,6 +20,7 @@ try:  # pragma: no cover - exercised in both configurations by the test suite
     _RedisDataError: type = _redis_exceptions.DataError
     _RedisTimeoutError: type = _redis_exceptions.TimeoutError
     _RedisConnectionError: type = _redis_exceptions.ConnectionError
+    _RedisWatchError: type = _redis_exceptions.WatchError
     HAVE_REDIS_PY = True
 except ImportError:  # pragma: no cover
 
@@ -31,6 +32,7 @@ except ImportError:  # pragma: no cover
     _RedisDataError = _NoRedisPy
     _RedisTimeoutError = _NoRedisPy
     _RedisConnectionError = _NoRedisPy
+    _RedisWatchError = _NoRedisPy
     HAVE_REDIS_PY = False
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "DataError",
     "TimeoutError",
     "ConnectionError",
+    "WatchError",
     "StoreError",
     "StoreLockedError",
     "CorruptStoreError",
@@ -115,6 +118,10 @@ class TimeoutError(_RedisTimeoutError, XStreamsError):  # noqa: A001 - mirrors r
 
 class ConnectionError(_RedisConnectionError, XStreamsError):  # noqa: A001 - mirrors redis-py
     """The store was closed, or a server connection failed."""
+
+
+class WatchError(_RedisWatchError, XStreamsError):
+    """A transaction did not run because a key it watched changed (redis-py's class)."""
 
 
 class StoreError(XStreamsError):

@@ -41,10 +41,11 @@ import inspect
 import threading
 import time
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from urllib.parse import parse_qs, unquote, urlparse
 
 from ._xstreams import Store as _NativeStore
+from ._xstreams import _NativeClient
 from .client_callbacks import CaseInsensitiveDict, get_response_callbacks
 from .client_encoding import (
     EMPTY_RESPONSE,
@@ -151,7 +152,18 @@ def _resolve_default_store() -> Any:
     return default_store()
 
 
-class Redis(StreamCommands, KeyspaceCommands, ServerCommands):
+class _PythonCommands(StreamCommands, KeyspaceCommands, ServerCommands):
+    """Every command method in Python: what :class:`Redis`'s native methods fall back to
+    (another store, a custom callback, an argument shape the native code leaves to
+    redis-py's checks)."""
+
+
+# Commands whose native method builds redis-py's value itself: a client whose callback
+# for one of them is not redis-py's default takes the Python path.
+_NATIVE_COMMANDS = "XADD XRANGE XREVRANGE XLEN XACK XDEL XREAD XREADGROUP DEL EXISTS TYPE".split()
+
+
+class Redis(_NativeClient, StreamCommands, KeyspaceCommands, ServerCommands):
     """In-process replacement for ``redis.Redis``.
 
     Takes every argument ``redis.Redis`` takes, in the same order; the ones about
@@ -321,6 +333,27 @@ class Redis(StreamCommands, KeyspaceCommands, ServerCommands):
     def set_response_callback(self, command: str, callback: ResponseCallback) -> None:
         """Set a custom response callback for ``command``."""
         self.response_callbacks[command] = callback
+        self._native_off()
+
+    def _native_config(self) -> Optional[Tuple[Any, int, int, bool, int]]:
+        """What the native methods need, or None when they must use the Python path:
+        called once, on the first native call (so the default store stays lazy)."""
+        if type(self).execute_command is not Redis.execute_command or not self._utf8_strict:
+            return None
+        store = self.store
+        if not isinstance(store, _NativeStore):
+            return None
+        defaults = get_response_callbacks(self._protocol, self._legacy_responses)
+        callbacks = self.response_callbacks
+        if any(callbacks.get(name) is not defaults.get(name) for name in _NATIVE_COMMANDS):
+            return None
+        if not self._legacy_responses:
+            shape = 2
+        elif self._protocol is not None and int(self._protocol) == 3:
+            shape = 1
+        else:
+            shape = 0
+        return (store, self._db, self._wire, self._encoder.decode_responses, shape)
 
     def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Pipeline:
         """Return a pipeline that queues commands and runs them on ``execute()``.

@@ -4,6 +4,7 @@
 #![allow(unsafe_code)] // pyo3's macros expand to unsafe blocks
 
 mod arrow;
+mod client;
 mod convert;
 mod errors;
 mod inspect;
@@ -22,6 +23,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[pymodule]
 fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<store::Store>()?;
+    m.add_class::<client::NativeClient>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(store::command_names, m)?)?;
     m.add_function(wrap_pyfunction!(store::auto_iid, m)?)?;

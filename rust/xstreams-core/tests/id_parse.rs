@@ -4,6 +4,11 @@
 //! (the C-string view: everything after a NUL byte is ignored; 128-byte buffer).
 //!
 //! Cases: `PROPTEST_CASES` (default 4096 per property; each case is microseconds).
+//!
+//! Failing cases are replayable: proptest saves the seed of each failure in
+//! `tests/id_parse.proptest-regressions` (committed; replayed before any new case on every
+//! run) and prints the shrunk input. `PROPTEST_RNG_SEED=<u64>` fixes the seed of a whole
+//! run (see docs/reliability.md).
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config as PtConfig, FileFailurePersistence};
@@ -186,7 +191,7 @@ fn id_bytes() -> impl Strategy<Value = Vec<u8>> {
 proptest! {
     #![proptest_config(PtConfig {
         cases: cases(4096),
-        failure_persistence: Some(Box::new(FileFailurePersistence::Off)),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
         ..PtConfig::default()
     })]
 

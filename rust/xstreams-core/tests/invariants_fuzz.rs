@@ -17,6 +17,11 @@
 //!
 //! No command may panic. Cases: `PROPTEST_CASES` (default 3000); sequence length:
 //! `XS_MAX_OPS` (default 150).
+//!
+//! Failing cases are replayable: proptest saves the seed of each failure in
+//! `tests/invariants_fuzz.proptest-regressions` (committed; replayed before any new case on every
+//! run) and prints the shrunk input. `PROPTEST_RNG_SEED=<u64>` fixes the seed of a whole
+//! run (see docs/reliability.md).
 
 use std::time::Duration;
 
@@ -1036,7 +1041,7 @@ fn cfg_strategy() -> impl Strategy<Value = Config> {
 proptest! {
     #![proptest_config(PtConfig {
         cases: cases(3000),
-        failure_persistence: Some(Box::new(FileFailurePersistence::Off)),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
         max_shrink_iters: 20_000,
         ..PtConfig::default()
     })]

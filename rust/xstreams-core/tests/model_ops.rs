@@ -10,6 +10,11 @@
 //! Cases: `PROPTEST_CASES` overrides every property's default (2000 for the main
 //! property, 1500 for node packing, 512 for the IDMPAUTO hash, 256 for the ignored
 //! XSETID-games properties).
+//!
+//! Failing cases are replayable: proptest saves the seed of each failure in
+//! `tests/model_ops.proptest-regressions` (committed; replayed before any new case on every
+//! run) and prints the shrunk input. `PROPTEST_RNG_SEED=<u64>` fixes the seed of a whole
+//! run (see docs/reliability.md).
 
 #[path = "support/model.rs"]
 mod model;
@@ -41,7 +46,9 @@ fn max_ops(default: usize) -> usize {
 fn pt_config(default: u32) -> PtConfig {
     PtConfig {
         cases: cases(default),
-        failure_persistence: Some(Box::new(FileFailurePersistence::Off)),
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource(
+            "proptest-regressions",
+        ))),
         max_shrink_iters: 20_000,
         ..PtConfig::default()
     }

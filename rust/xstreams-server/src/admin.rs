@@ -8,7 +8,9 @@ use xstreams_core::num::string2ll;
 use xstreams_core::CmdError;
 
 use crate::conn::{Conn, Flow, Multi};
-use crate::meta::{self, Meta, Srv};
+use xstreams_core::command::table::{self, CommandSpec, ServerCmd as Srv};
+
+use crate::meta;
 use crate::out::Out;
 use crate::server::{DebugAccess, UNBLOCK_ERROR, UNBLOCK_TIMEOUT};
 
@@ -39,13 +41,13 @@ impl Conn {
 
     pub fn run_srv(
         &mut self,
-        spec: &'static Meta,
+        spec: &'static CommandSpec,
         srv: Srv,
         args: &[Vec<u8>],
         out: &mut Vec<u8>,
     ) -> Flow {
         {
-            let base = meta::lookup(&args[0]).map_or(spec.name, |b| b.name);
+            let base = table::lookup(&args[0]).map_or(spec.name, |b| b.name);
             let full = if base == spec.name {
                 base.to_string()
             } else {
@@ -654,40 +656,40 @@ impl Conn {
         let proto = self.proto;
         let mut o = Out::new(out, proto);
         if args.len() == 1 {
-            o.array(meta::COMMANDS.len());
-            for c in meta::COMMANDS {
+            o.array(table::commands().len());
+            for &c in table::commands() {
                 meta::write_info(&mut o, c, c.name);
             }
             return;
         }
         let sub = &args[1];
         if eq(sub, "count") {
-            o.int(meta::COMMANDS.len() as i64);
+            o.int(table::commands().len() as i64);
         } else if eq(sub, "info") {
             if args.len() == 2 {
-                o.array(meta::COMMANDS.len());
-                for c in meta::COMMANDS {
+                o.array(table::commands().len());
+                for &c in table::commands() {
                     meta::write_info(&mut o, c, c.name);
                 }
             } else {
                 o.array(args.len() - 2);
                 for a in &args[2..] {
-                    match meta::lookup_fullname(a) {
+                    match table::lookup_fullname(a) {
                         Some((c, full)) => meta::write_info(&mut o, c, &full),
                         None => o.null(),
                     }
                 }
             }
         } else if eq(sub, "docs") {
-            let list: Vec<(&Meta, String)> = if args.len() == 2 {
-                meta::COMMANDS
+            let list: Vec<(&CommandSpec, String)> = if args.len() == 2 {
+                table::commands()
                     .iter()
-                    .map(|c| (c, c.name.to_string()))
+                    .map(|&c| (c, c.name.to_string()))
                     .collect()
             } else {
                 args[2..]
                     .iter()
-                    .filter_map(|a| meta::lookup_fullname(a))
+                    .filter_map(|a| table::lookup_fullname(a))
                     .collect()
             };
             o.map(list.len());
@@ -705,9 +707,9 @@ impl Conn {
                 self.error(out, SYNTAX);
                 return;
             };
-            for c in meta::COMMANDS {
+            for &c in table::commands() {
                 let mut all = vec![(c, c.name.to_string())];
-                for s in c.subs {
+                for s in c.subcommands {
                     all.push((s, format!("{}|{}", c.name, s.name)));
                 }
                 for (m, full) in all {
@@ -718,7 +720,7 @@ impl Conn {
                         }
                         Some((k, v)) if eq(k, "aclcat") => {
                             let v = lossy(v).to_ascii_lowercase();
-                            meta::acl_categories(m).contains(&v.as_str())
+                            m.acl_categories().contains(&v.as_str())
                         }
                         Some((k, _)) if eq(k, "module") => false,
                         Some(_) => {
@@ -726,7 +728,7 @@ impl Conn {
                             return;
                         }
                     };
-                    if keep && (m.subs.is_empty() || filter.is_some() || full == c.name) {
+                    if keep && (m.subcommands.is_empty() || filter.is_some() || full == c.name) {
                         names.push(full);
                     }
                 }
@@ -737,12 +739,12 @@ impl Conn {
             }
         } else if eq(sub, "getkeys") {
             let target = &args[2..];
-            let Some(base) = meta::lookup(&target[0]) else {
+            let Some(base) = table::lookup(&target[0]) else {
                 self.error(out, "ERR Invalid command specified");
                 return;
             };
-            let spec = if !base.subs.is_empty() && target.len() > 1 {
-                meta::sub(base, &target[1])
+            let spec = if !base.subcommands.is_empty() && target.len() > 1 {
+                base.sub(&target[1])
             } else {
                 Some(base)
             };
@@ -755,7 +757,7 @@ impl Conn {
                 self.error(out, "ERR Invalid number of arguments specified for command");
                 return;
             }
-            let keys = meta::command_keys(spec, target);
+            let keys = spec.keys_of(target);
             if keys.is_empty() {
                 self.error(out, "ERR The command has no key arguments");
                 return;

@@ -18,10 +18,10 @@ use tokio::net::TcpStream;
 use xstreams_core::store::{BlockedCall, Step, EXECABORT};
 use xstreams_core::Reply;
 
-use crate::meta::{self, Meta, Srv};
 use crate::out::Out;
 use crate::resp::{Limits, Parsed, Parser};
 use crate::server::{ClientHandle, CmdStat, Shared, UNBLOCK_ERROR, UNBLOCK_NONE, UNBLOCK_TIMEOUT};
+use xstreams_core::command::table::{self, CommandSpec, Flags, Scope, ServerCmd as Srv};
 
 /// How long a blocked call waits between checks of its connection.
 const WAIT_SLICE: Duration = Duration::from_millis(100);
@@ -32,7 +32,7 @@ const FLUSH_AT: usize = 64 * 1024;
 pub struct Queued {
     pub args: Vec<Vec<u8>>,
     /// The connection-level command, if it is one.
-    pub srv: Option<(&'static Meta, Srv)>,
+    pub srv: Option<(&'static CommandSpec, Srv)>,
     /// Statistics slot.
     pub slot: usize,
 }
@@ -91,7 +91,7 @@ impl Conn {
             multi: None,
             processed: 0,
             limits,
-            cmdstats: vec![CmdStat::default(); meta::slot_count()],
+            cmdstats: vec![CmdStat::default(); table::slot_count()],
             stats_dirty: false,
         }
     }
@@ -144,9 +144,9 @@ impl Conn {
     /// Run one command, writing its reply (if any) to `out`.
     pub fn dispatch(&mut self, args: Vec<Vec<u8>>, out: &mut Vec<u8>) -> Flow {
         self.processed += 1;
-        let resolved = match meta::resolve(&args) {
+        let resolved = match table::resolve(&args, Scope::Server) {
             Ok(r) => r,
-            Err((slot, e)) => {
+            Err(table::Unresolved { slot, error: e }) => {
                 let name = &args[0];
                 if name.eq_ignore_ascii_case(b"host:") || name.eq_ignore_ascii_case(b"post") {
                     self.sh.log(
@@ -161,7 +161,7 @@ impl Conn {
             }
         };
         let spec = resolved.spec;
-        let srv = spec.srv.map(|s| (spec, s));
+        let srv = spec.server_cmd().map(|s| (spec, s));
         if let Some((_, Srv::Debug)) = srv {
             if !self.debug_allowed() {
                 self.count_rejected(Some(resolved.slot));
@@ -174,13 +174,13 @@ impl Conn {
                 return Flow::Next;
             }
         }
-        if self.auth_required() && !spec.has_flag("NO_AUTH") {
+        if self.auth_required() && !spec.flags.has(Flags::NO_AUTH) {
             self.count_rejected(Some(resolved.slot));
             self.reject(out, "NOAUTH Authentication required.");
             return Flow::Next;
         }
         if self.multi.is_some() {
-            if spec.has_flag("NO_MULTI") {
+            if spec.flags.has(Flags::NO_MULTI) {
                 self.count_rejected(Some(resolved.slot));
                 self.reject(out, "ERR Command not allowed inside a transaction");
                 return Flow::Next;
@@ -233,13 +233,8 @@ impl Conn {
             }
             Step::Blocked(call) => {
                 let nokey = args[0].eq_ignore_ascii_case(b"xreadgroup");
-                let keys = meta::lookup(&args[0])
-                    .map(|m| {
-                        meta::command_keys(m, &args)
-                            .into_iter()
-                            .map(|k| k.to_vec())
-                            .collect()
-                    })
+                let keys = table::lookup(&args[0])
+                    .map(|m| m.keys_of(&args).into_iter().map(|k| k.to_vec()).collect())
                     .unwrap_or_default();
                 Flow::Block(Blocked {
                     call,

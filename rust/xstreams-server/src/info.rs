@@ -318,7 +318,7 @@ pub fn info(conn: &Conn, args: &[Vec<u8>]) -> String {
             let _ = write!(
                 body,
                 "cmdstat_{}:calls={},usec={},usec_per_call={per:.2},rejected_calls={},failed_calls={}\r\n",
-                crate::meta::slot_name(slot),
+                xstreams_core::command::table::slot_name(slot),
                 c.calls,
                 c.usec,
                 c.rejected,

@@ -5,7 +5,7 @@
 //! - [`server`]: configuration, listeners, accept loop, shutdown ([`start`]).
 //! - `conn`: one connection: dispatch in order, blocking reads, MULTI/EXEC.
 //! - `admin`, `info`: connection-level commands (HELLO, AUTH, CLIENT, CONFIG, INFO, ...).
-//! - [`meta`]: the command table reported by COMMAND.
+//! - [`meta`]: COMMAND INFO / DOCS replies rendered from the core's command table.
 #![forbid(unsafe_code)]
 
 mod admin;

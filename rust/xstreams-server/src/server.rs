@@ -121,7 +121,7 @@ pub struct Stats {
     pub error_replies: AtomicU64,
     pub query_buffer_limit_disconnections: AtomicU64,
     pub errorstats: Mutex<BTreeMap<String, u64>>,
-    /// Per command slot (see `meta::slot_name`).
+    /// Per command slot (see `table::slot_name`).
     pub cmdstats: Mutex<Vec<CmdStat>>,
     /// Ops/sec samples (INFO instantaneous_ops_per_sec).
     pub ops_samples: Mutex<OpsSamples>,
@@ -518,7 +518,10 @@ pub fn start(cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
         }),
         cfg,
         stats: Stats {
-            cmdstats: Mutex::new(vec![CmdStat::default(); crate::meta::slot_count()]),
+            cmdstats: Mutex::new(vec![
+                CmdStat::default();
+                xstreams_core::command::table::slot_count()
+            ]),
             ..Stats::default()
         },
         clients: Mutex::new(BTreeMap::new()),

@@ -1,5 +1,6 @@
-//! The command layer: a table of commands (name, arity, flags, handler), dispatch with
-//! Redis's arity and unknown-command errors, and the execution context handlers use.
+//! The command layer: dispatch through the one command table ([`table`]: name, arity,
+//! flags, keys, docs, handler of every command) with Redis's arity and unknown-command
+//! errors, and the execution context handlers use.
 //!
 //! Each handler parses its arguments into typed options with the shared parsers in
 //! [`args`], executes against the keyspace, and returns a [`Reply`]. Handlers check
@@ -18,7 +19,7 @@ mod xpending;
 mod xrange;
 mod xread;
 
-use std::sync::OnceLock;
+pub mod table;
 
 use crate::db::{Db, KeyEntry, Keyspace, Value};
 use crate::error::{CmdError, CmdResult};
@@ -330,207 +331,24 @@ pub(crate) fn setid_record(
 /// Command handler.
 pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]) -> CmdResult<Reply>;
 
-/// Command flags.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Flags {
-    /// May modify the keyspace.
-    pub write: bool,
-    /// May block.
-    pub blocking: bool,
-}
-
-const W: Flags = Flags {
-    write: true,
-    blocking: false,
-};
-const R: Flags = Flags {
-    write: false,
-    blocking: false,
-};
-const WB: Flags = Flags {
-    write: true,
-    blocking: true,
-};
-const RB: Flags = Flags {
-    write: false,
-    blocking: true,
+pub use table::{
+    commands, lookup, lookup_fullname, slot_count, slot_name, Begin, CommandSpec, Doc, Flags,
+    KeySpec, Resolved, Run, Scope, ServerCmd, Unresolved,
 };
 
-/// A command or subcommand.
-pub struct CommandSpec {
-    /// Lower-case name (`xadd`, or `create` for `xgroup|create`).
-    pub name: &'static str,
-    /// Redis arity: `n` exactly n arguments, `-n` at least n (name included).
-    pub arity: i32,
-    pub flags: Flags,
-    pub handler: Option<Handler>,
-    pub subcommands: &'static [CommandSpec],
-}
-
-const fn cmd(name: &'static str, arity: i32, flags: Flags, handler: Handler) -> CommandSpec {
-    CommandSpec {
-        name,
-        arity,
-        flags,
-        handler: Some(handler),
-        subcommands: &[],
-    }
-}
-
-static XGROUP_SUBS: [CommandSpec; 6] = [
-    cmd("create", -5, W, xgroup::xgroup),
-    cmd("createconsumer", 5, W, xgroup::xgroup),
-    cmd("delconsumer", 5, W, xgroup::xgroup),
-    cmd("destroy", 4, W, xgroup::xgroup),
-    cmd("help", 2, R, xgroup::xgroup),
-    cmd("setid", -5, W, xgroup::xgroup),
-];
-
-static XINFO_SUBS: [CommandSpec; 4] = [
-    cmd("consumers", 4, R, xinfo::xinfo),
-    cmd("groups", 3, R, xinfo::xinfo),
-    cmd("help", 2, R, xinfo::xinfo),
-    cmd("stream", -3, R, xinfo::xinfo),
-];
-
-static XIDMP_SUBS: [CommandSpec; 2] = [
-    cmd("cfgget", -3, R, xidmp::xidmp_cfgget),
-    cmd("cfgset", -3, W, xidmp::xidmp_cfgset),
-];
-
-static COMMANDS: [CommandSpec; 40] = [
-    cmd("xadd", -5, W, xadd::xadd),
-    cmd("xtrim", -4, W, xadd::xtrim),
-    cmd("xlen", 2, R, xrange::xlen),
-    cmd("xrange", -4, R, xrange::xrange),
-    cmd("xrevrange", -4, R, xrange::xrevrange),
-    cmd("xdel", -3, W, xrange::xdel),
-    cmd("xdelex", -5, W, xrange::xdelex),
-    cmd("xsetid", -3, W, xrange::xsetid),
-    cmd("xread", -4, RB, xread::xread),
-    cmd("xreadgroup", -7, WB, xread::xread),
-    CommandSpec {
-        name: "xgroup",
-        arity: -2,
-        flags: W,
-        handler: None,
-        subcommands: &XGROUP_SUBS,
-    },
-    CommandSpec {
-        name: "xinfo",
-        arity: -2,
-        flags: R,
-        handler: None,
-        subcommands: &XINFO_SUBS,
-    },
-    cmd("xack", -4, W, xack::xack),
-    cmd("xackdel", -6, W, xack::xackdel),
-    cmd("xnack", -7, W, xack::xnack),
-    cmd("xpending", -3, R, xpending::xpending),
-    cmd("xclaim", -6, W, xclaim::xclaim),
-    cmd("xautoclaim", -6, W, xclaim::xautoclaim),
-    cmd("xcfgset", -2, W, xidmp::xcfgset),
-    cmd("xidmprecord", 5, W, xidmp::xidmprecord),
-    CommandSpec {
-        name: "xidmp",
-        arity: -2,
-        flags: W,
-        handler: None,
-        subcommands: &XIDMP_SUBS,
-    },
-    cmd("del", -2, W, keyspace::del),
-    cmd("unlink", -2, W, keyspace::del),
-    cmd("exists", -2, R, keyspace::exists),
-    cmd("type", 2, R, keyspace::type_cmd),
-    cmd("keys", 2, R, keyspace::keys),
-    cmd("scan", -2, R, keyspace::scan),
-    cmd("dbsize", 1, R, keyspace::dbsize),
-    cmd("flushall", -1, W, keyspace::flushall),
-    cmd("flushdb", -1, W, keyspace::flushdb),
-    cmd("ping", -1, R, keyspace::ping),
-    cmd("echo", 2, R, keyspace::echo),
-    cmd("time", 1, R, keyspace::time),
-    cmd("rename", 3, W, keyspace::rename),
-    cmd("renamenx", 3, W, keyspace::renamenx),
-    cmd("copy", -3, W, keyspace::copy),
-    cmd("move", 3, W, keyspace::move_cmd),
-    cmd("swapdb", 3, W, keyspace::swapdb),
-    cmd("set", -3, W, keyspace::set),
-    cmd("get", 2, R, keyspace::get),
-];
-
-fn table() -> &'static hashbrown::HashMap<&'static str, &'static CommandSpec> {
-    static T: OnceLock<hashbrown::HashMap<&'static str, &'static CommandSpec>> = OnceLock::new();
-    T.get_or_init(|| COMMANDS.iter().map(|c| (c.name, c)).collect())
-}
-
-/// Every top-level command name (lower case).
+/// Every engine command name (lower case, top level).
 pub fn command_names() -> impl Iterator<Item = &'static str> {
-    COMMANDS.iter().map(|c| c.name)
+    commands()
+        .iter()
+        .filter(|c| !matches!(c.run, Run::Server(_)))
+        .map(|c| c.name)
 }
 
-/// `name` lowercased into `buf`, if it can be a command name.
-fn lower<'b>(name: &[u8], buf: &'b mut [u8; 32]) -> Option<&'b str> {
-    let out = buf.get_mut(..name.len())?;
-    out.copy_from_slice(name);
-    out.make_ascii_lowercase();
-    std::str::from_utf8(out).ok()
-}
-
-/// A resolved command: its spec, and its parent's for a subcommand.
-pub struct Resolved {
-    pub spec: &'static CommandSpec,
-    pub parent: Option<&'static CommandSpec>,
-}
-
-impl Resolved {
-    /// The full name (`xgroup|create`).
-    pub fn fullname(&self) -> String {
-        match self.parent {
-            Some(p) => format!("{}|{}", p.name, self.spec.name),
-            None => self.spec.name.to_string(),
-        }
-    }
-}
-
-/// Find the command for `args`, or the error redis-server gives for an unknown command or
-/// subcommand or a wrong number of arguments.
-pub fn resolve(args: &[&[u8]]) -> CmdResult<Resolved> {
-    let Some(first) = args.first() else {
-        return Err(CmdError::err("empty command"));
-    };
-    let mut buf = [0u8; 32];
-    let base = lower(first, &mut buf).and_then(|n| table().get(n).copied());
-    let Some(base) = base else {
-        return Err(CmdError::unknown_command(first, &args[1..]));
-    };
-    let resolved = if base.subcommands.is_empty() || args.len() == 1 {
-        Resolved {
-            spec: base,
-            parent: None,
-        }
-    } else {
-        let sub =
-            lower(args[1], &mut buf).and_then(|n| base.subcommands.iter().find(|s| s.name == n));
-        match sub {
-            Some(s) => Resolved {
-                spec: s,
-                parent: Some(base),
-            },
-            None => {
-                return Err(CmdError::unknown_subcommand(
-                    args[1],
-                    &base.name.to_ascii_uppercase(),
-                ))
-            }
-        }
-    };
-    let argc = args.len() as i32;
-    let a = resolved.spec.arity;
-    if (a > 0 && a != argc) || argc < -a {
-        return Err(CmdError::arity(&resolved.fullname()));
-    }
-    Ok(resolved)
+/// Find the engine command for `args`, or the error redis-server gives for an unknown
+/// command or subcommand or a wrong number of arguments (the server's commands are
+/// unknown here: see [`table::resolve`]).
+pub fn resolve<A: AsRef<[u8]>>(args: &[A]) -> CmdResult<Resolved> {
+    table::resolve(args, Scope::Engine).map_err(|u| u.error)
 }
 
 /// Execute one command. Errors become error replies; a blocking command that must wait
@@ -540,12 +358,12 @@ pub fn execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> Outcome {
         Ok(r) => r,
         Err(e) => return Outcome::Reply(e.into()),
     };
-    if resolved.spec.flags.write {
+    if resolved.spec.flags.has(Flags::WRITE) {
         if let Some(e) = &ctx.reject_writes {
             return Outcome::Reply(e.clone().into());
         }
     }
-    let Some(handler) = resolved.spec.handler else {
+    let Some(handler) = resolved.spec.handler() else {
         // A container without a subcommand reaches here only through arity: unreachable
         // because its arity (-2) demands a subcommand.
         return Outcome::Reply(

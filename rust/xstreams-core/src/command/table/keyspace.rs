@@ -1,0 +1,48 @@
+//! The keyspace and generic commands' rows of the command table (data only).
+
+use super::super::keyspace;
+use super::f::*;
+use super::*;
+
+const MULTI_KEYS_RM: &[KeySpec] = &[KeySpec {
+    flags: &["RM", "DELETE"],
+    begin: Begin::Index(1),
+    lastkey: -1,
+    keystep: 1,
+    limit: 0,
+}];
+
+const MULTI_KEYS_RO: &[KeySpec] = &[KeySpec {
+    flags: &["RO"],
+    begin: Begin::Index(1),
+    lastkey: -1,
+    keystep: 1,
+    limit: 0,
+}];
+
+const SHARDS_SUM: &[&str] = &["REQUEST_POLICY:MULTI_SHARD", "RESPONSE_POLICY:AGG_SUM"];
+
+const ALL_SHARDS_OK: &[&str] = &["REQUEST_POLICY:ALL_SHARDS", "RESPONSE_POLICY:ALL_SUCCEEDED"];
+
+#[rustfmt::skip]
+pub(super) static ROWS: &[CommandSpec] = &[
+    engine(tips(with_keys(m("del", -2, &[WRITE], KS, "generic", "1.0.0", "Deletes one or more keys."), MULTI_KEYS_RM, (1, -1, 1)), SHARDS_SUM), keyspace::del),
+    engine(tips(with_keys(m("unlink", -2, &[WRITE, FAST], KS, "generic", "4.0.0", "Asynchronously deletes one or more keys."), MULTI_KEYS_RM, (1, -1, 1)), SHARDS_SUM), keyspace::del),
+    engine(tips(with_keys(m("exists", -2, &[READONLY, FAST], KS, "generic", "1.0.0", "Determines whether one or more keys exist."), MULTI_KEYS_RO, (1, -1, 1)), SHARDS_SUM), keyspace::exists),
+    engine(with_keys(m("type", 2, &[READONLY, FAST], KS, "generic", "1.0.0", "Determines the type of value stored at a key."), RO, K1), keyspace::type_cmd),
+    engine(tips(m("keys", 2, &[READONLY], &["KEYSPACE", "DANGEROUS"], "generic", "1.0.0", "Returns all key names that match a pattern."), &["REQUEST_POLICY:ALL_SHARDS", "NONDETERMINISTIC_OUTPUT_ORDER"]), keyspace::keys),
+    engine(tips(m("scan", -2, &[READONLY], KS, "generic", "2.8.0", "Iterates over the key names in the database."), &["NONDETERMINISTIC_OUTPUT", "REQUEST_POLICY:SPECIAL", "RESPONSE_POLICY:SPECIAL"]), keyspace::scan),
+    engine(tips(m("dbsize", 1, &[READONLY, FAST], KS, "server", "1.0.0", "Returns the number of keys in the database."), &["REQUEST_POLICY:ALL_SHARDS", "RESPONSE_POLICY:AGG_SUM"]), keyspace::dbsize),
+    engine(tips(m("flushall", -1, &[WRITE], &["KEYSPACE", "DANGEROUS"], "server", "1.0.0", "Removes all keys from all databases."), ALL_SHARDS_OK), keyspace::flushall),
+    engine(tips(m("flushdb", -1, &[WRITE], &["KEYSPACE", "DANGEROUS"], "server", "1.0.0", "Remove all keys from the current database."), ALL_SHARDS_OK), keyspace::flushdb),
+    engine(tips(m("ping", -1, &[FAST], CONN, "connection", "1.0.0", "Returns the server's liveliness response."), ALL_SHARDS_OK), keyspace::ping),
+    engine(m("echo", 2, &[LOADING, STALE, FAST], CONN, "connection", "1.0.0", "Returns the given string."), keyspace::echo),
+    engine(tips(m("time", 1, &[LOADING, STALE, FAST], &[], "server", "2.6.0", "Returns the server time."), ND), keyspace::time),
+    engine(with_keys(m("rename", 3, &[WRITE], KS, "generic", "1.0.0", "Renames a key and overwrites the destination."), &[ks1(&["RW", "ACCESS", "DELETE"], 1), ks1(&["OW", "UPDATE"], 2)], (1, 2, 1)), keyspace::rename),
+    engine(with_keys(m("renamenx", 3, &[WRITE, FAST], KS, "generic", "1.0.0", "Renames a key only when the target key name doesn't exist."), &[ks1(&["RW", "ACCESS", "DELETE"], 1), ks1(&["OW", "INSERT"], 2)], (1, 2, 1)), keyspace::renamenx),
+    engine(with_keys(m("copy", -3, &[WRITE, DENYOOM], KS, "generic", "6.2.0", "Copies the value of a key to a new key."), &[ks1(&["RO", "ACCESS"], 1), ks1(&["OW", "UPDATE"], 2)], (1, 2, 1)), keyspace::copy),
+    engine(with_keys(m("move", 3, &[WRITE, FAST], KS, "generic", "1.0.0", "Moves a key to another database."), &[ks1(&["RW", "ACCESS", "UPDATE"], 1)], K1), keyspace::move_cmd),
+    engine(m("swapdb", 3, &[WRITE, FAST], &["KEYSPACE", "DANGEROUS"], "server", "4.0.0", "Swaps two Redis databases."), keyspace::swapdb),
+    engine(with_keys(m("set", -3, &[WRITE, DENYOOM], &["STRING"], "string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."), &[ks1(&["RW", "ACCESS", "UPDATE", "VARIABLE_FLAGS"], 1)], K1), keyspace::set),
+    engine(with_keys(m("get", 2, &[READONLY, FAST], &["STRING"], "string", "1.0.0", "Returns the string value of a key."), RO_ACCESS, K1), keyspace::get),
+];

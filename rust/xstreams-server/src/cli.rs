@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use xstreams_core::persist::Fsync;
 
-use crate::server::{DebugAccess, ServerConfig};
+use crate::config::{DebugAccess, ServerConfig};
 
 /// Usage text.
 pub const USAGE: &str = "\

@@ -5,7 +5,10 @@
 //! errors, then `DEBUG` protection, then authentication (`NOAUTH`), then transaction
 //! rules (`no-multi` commands, queueing), then execution. Stream and keyspace commands
 //! run in the core (`Store::start` / `Store::execute_batch`); only connection-level
-//! commands are implemented here (see `admin.rs`).
+//! commands are implemented in [`crate::admin`].
+//!
+//! Dependencies go one way: `conn` uses `admin`, `session`, `state`, `resp`, `out`;
+//! none of them uses `conn`. Only the accept loop (`server`) uses `conn`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -15,133 +18,24 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
-use xstreams_core::store::{BlockedCall, Step, EXECABORT};
+use xstreams_core::store::{Step, EXECABORT};
 use xstreams_core::Reply;
 
+use xstreams_core::command::table::{self, Flags, Scope, ServerCmd as Srv};
+
+use crate::admin;
+use crate::errors;
 use crate::out::Out;
-use crate::resp::{Limits, Parsed, Parser};
-use crate::server::{ClientHandle, CmdStat, Shared, UNBLOCK_ERROR, UNBLOCK_NONE, UNBLOCK_TIMEOUT};
-use xstreams_core::command::table::{self, CommandSpec, Flags, Scope, ServerCmd as Srv};
+use crate::resp::{Parsed, Parser};
+use crate::session::{Blocked, Flow, Queued, Session};
+use crate::state::{stopped, ClientHandle, Shared, Unblock};
 
 /// How long a blocked call waits between checks of its connection.
 const WAIT_SLICE: Duration = Duration::from_millis(100);
 /// Flush replies once this many bytes are pending, even in the middle of a pipeline.
 const FLUSH_AT: usize = 64 * 1024;
 
-/// A command queued by MULTI.
-pub struct Queued {
-    pub args: Vec<Vec<u8>>,
-    /// The connection-level command, if it is one.
-    pub srv: Option<(&'static CommandSpec, Srv)>,
-    /// Statistics slot.
-    pub slot: usize,
-}
-
-pub struct Multi {
-    pub cmds: Vec<Queued>,
-    pub dirty: bool,
-}
-
-/// What the connection does after a command.
-pub enum Flow {
-    Next,
-    /// Send what was written, then close.
-    Close,
-    /// Wait for a blocked call.
-    Block(Blocked),
-}
-
-pub struct Blocked {
-    pub call: BlockedCall,
-    pub keys: Vec<Vec<u8>>,
-    /// XREADGROUP: unblocked when the key is deleted (INFO total_blocking_keys_on_nokey).
-    pub nokey: bool,
-    pub slot: usize,
-    pub started: Instant,
-}
-
-/// Per-connection state.
-pub struct Conn {
-    pub sh: Arc<Shared>,
-    pub me: Arc<ClientHandle>,
-    pub db: usize,
-    pub proto: u8,
-    pub authed: bool,
-    pub multi: Option<Multi>,
-    /// Commands processed since the counters were last published.
-    pub processed: u64,
-    pub limits: Limits,
-    /// Command statistics not yet published to the server's.
-    pub cmdstats: Vec<CmdStat>,
-    pub stats_dirty: bool,
-}
-
-impl Conn {
-    pub fn new(sh: Arc<Shared>, me: Arc<ClientHandle>) -> Self {
-        let authed = !sh.auth_configured();
-        let limits = Limits {
-            max_bulk_len: sh.proto_max_bulk_len.load(Ordering::Relaxed),
-        };
-        Conn {
-            sh,
-            me,
-            db: 0,
-            proto: 2,
-            authed,
-            multi: None,
-            processed: 0,
-            limits,
-            cmdstats: vec![CmdStat::default(); table::slot_count()],
-            stats_dirty: false,
-        }
-    }
-
-    /// Must this client authenticate before running commands?
-    pub fn auth_required(&self) -> bool {
-        !self.authed && self.sh.auth_configured()
-    }
-
-    /// Write an error reply (counted in INFO errorstats).
-    pub fn error(&self, out: &mut Vec<u8>, line: &str) {
-        self.sh.stats.error(line.as_bytes());
-        Out::new(out, self.proto).error(line);
-    }
-
-    /// A command rejected before running: an error, and a transaction in progress is
-    /// discarded at EXEC (redis-server's `flagTransaction`).
-    fn reject(&mut self, out: &mut Vec<u8>, line: &str) {
-        if let Some(m) = &mut self.multi {
-            m.dirty = true;
-        }
-        self.error(out, line);
-    }
-
-    fn encode_core(&self, out: &mut Vec<u8>, r: &Reply) {
-        if let Reply::Error(e) = r {
-            self.sh.stats.error(e.as_bytes());
-        }
-        r.encode(out, self.proto);
-    }
-
-    /// Count a command in INFO commandstats (published with the next reply).
-    pub fn count(&mut self, slot: usize, started: Instant, failed: bool) {
-        let st = &mut self.cmdstats[slot];
-        st.calls += 1;
-        st.usec += started.elapsed().as_micros() as u64;
-        if failed {
-            st.failed += 1;
-        }
-        self.stats_dirty = true;
-    }
-
-    fn count_rejected(&mut self, slot: Option<usize>) {
-        if let Some(slot) = slot {
-            self.cmdstats[slot].rejected += 1;
-            self.stats_dirty = true;
-        }
-    }
-
-    /// Run one command, writing its reply (if any) to `out`.
+impl Session {
     pub fn dispatch(&mut self, args: Vec<Vec<u8>>, out: &mut Vec<u8>) -> Flow {
         self.processed += 1;
         let resolved = match table::resolve(&args, Scope::Server) {
@@ -165,24 +59,19 @@ impl Conn {
         if let Some((_, Srv::Debug)) = srv {
             if !self.debug_allowed() {
                 self.count_rejected(Some(resolved.slot));
-                self.reject(
-                    out,
-                    "ERR DEBUG command not allowed. If the enable-debug-command option is set \
-                     to \"local\", you can run it from a local connection, otherwise you need \
-                     to set this option in the configuration file, and then restart the server.",
-                );
+                self.reject(out, errors::DEBUG_NOT_ALLOWED);
                 return Flow::Next;
             }
         }
         if self.auth_required() && !spec.flags.has(Flags::NO_AUTH) {
             self.count_rejected(Some(resolved.slot));
-            self.reject(out, "NOAUTH Authentication required.");
+            self.reject(out, errors::NOAUTH);
             return Flow::Next;
         }
         if self.multi.is_some() {
             if spec.flags.has(Flags::NO_MULTI) {
                 self.count_rejected(Some(resolved.slot));
-                self.reject(out, "ERR Command not allowed inside a transaction");
+                self.reject(out, errors::NOT_IN_MULTI);
                 return Flow::Next;
             }
             let immediate = matches!(
@@ -208,7 +97,12 @@ impl Conn {
         match srv {
             Some((spec, s)) => {
                 let at = out.len();
-                let flow = self.run_srv(spec, s, &args, out);
+                let flow = if s == Srv::Exec {
+                    self.set_last_cmd(spec, &args);
+                    self.exec(out)
+                } else {
+                    admin::run(self, spec, s, &args, out)
+                };
                 let failed = out.get(at) == Some(&b'-');
                 self.count(resolved.slot, started, failed);
                 flow
@@ -247,17 +141,9 @@ impl Conn {
         }
     }
 
-    pub fn set_multi_count(&self) {
-        let n = self.multi.as_ref().map_or(-1, |m| m.cmds.len() as i64);
-        self.me.fields.lock().unwrap().multi = n;
-    }
-
-    /// EXEC: run the queued commands. Runs of core commands execute atomically through
-    /// `Store::execute_batch`; connection-level commands (SELECT, CLIENT SETNAME, ...)
-    /// run in between, in order.
     pub fn exec(&mut self, out: &mut Vec<u8>) -> Flow {
         let Some(m) = self.multi.take() else {
-            self.error(out, "ERR EXEC without MULTI");
+            self.error(out, errors::EXEC_WITHOUT_MULTI);
             return Flow::Next;
         };
         self.set_multi_count();
@@ -273,7 +159,7 @@ impl Conn {
             match q.srv {
                 Some((spec, s)) => {
                     let at = out.len();
-                    if let Flow::Close = self.run_srv(spec, s, &q.args, out) {
+                    if let Flow::Close = admin::run(self, spec, s, &q.args, out) {
                         close = true;
                     }
                     let failed = out.get(at) == Some(&b'-');
@@ -304,53 +190,6 @@ impl Conn {
             Flow::Next
         }
     }
-
-    /// Publish per-connection counters.
-    pub fn publish_counters(&mut self, net_in: u64, net_out: u64) {
-        let n = std::mem::take(&mut self.processed);
-        if n > 0 {
-            self.sh
-                .stats
-                .commands_processed
-                .fetch_add(n, Ordering::Relaxed);
-        }
-        if net_in > 0 {
-            self.sh
-                .stats
-                .net_input_bytes
-                .fetch_add(net_in, Ordering::Relaxed);
-        }
-        if net_out > 0 {
-            self.sh
-                .stats
-                .net_output_bytes
-                .fetch_add(net_out, Ordering::Relaxed);
-        }
-        if self.stats_dirty {
-            self.stats_dirty = false;
-            let mut g = self.sh.stats.cmdstats.lock().unwrap();
-            for (acc, mine) in g.iter_mut().zip(self.cmdstats.iter_mut()) {
-                if mine.calls | mine.rejected | mine.failed != 0 {
-                    acc.add(mine);
-                    *mine = CmdStat::default();
-                }
-            }
-        }
-        let me = &self.me;
-        if n > 0 {
-            me.commands.fetch_add(n, Ordering::Relaxed);
-            me.last_interaction_ms.store(
-                self.sh.started.elapsed().as_millis() as u64,
-                Ordering::Relaxed,
-            );
-        }
-        if net_in > 0 {
-            me.net_in.fetch_add(net_in, Ordering::Relaxed);
-        }
-        if net_out > 0 {
-            me.net_out.fetch_add(net_out, Ordering::Relaxed);
-        }
-    }
 }
 
 /// Outcome of a blocked wait.
@@ -360,7 +199,7 @@ enum Waited {
     Gone,
 }
 
-async fn write_out(wr: &mut OwnedWriteHalf, out: &mut Vec<u8>, conn: &mut Conn) -> bool {
+async fn write_out(wr: &mut OwnedWriteHalf, out: &mut Vec<u8>, conn: &mut Session) -> bool {
     if out.is_empty() {
         return true;
     }
@@ -376,7 +215,7 @@ async fn write_out(wr: &mut OwnedWriteHalf, out: &mut Vec<u8>, conn: &mut Conn) 
 /// Serve one connection until it closes.
 pub async fn run(sh: Arc<Shared>, me: Arc<ClientHandle>, sock: TcpStream) {
     let (mut rd, mut wr) = sock.into_split();
-    let mut conn = Conn::new(sh.clone(), me.clone());
+    let mut conn = Session::new(sh.clone(), me.clone());
     let mut rbuf = BytesMut::with_capacity(16 * 1024);
     let mut out: Vec<u8> = Vec::with_capacity(16 * 1024);
     let mut parser = Parser::new();
@@ -456,7 +295,7 @@ pub async fn run(sh: Arc<Shared>, me: Arc<ClientHandle>, sock: TcpStream) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => conn.publish_counters(n as u64, 0),
             },
-            _ = crate::server::stopped(&mut shutdown) => break,
+            _ = stopped(&mut shutdown) => break,
             _ = me.kill.notified() => break,
         }
     }
@@ -464,7 +303,7 @@ pub async fn run(sh: Arc<Shared>, me: Arc<ClientHandle>, sock: TcpStream) {
 }
 
 async fn wait_blocked(
-    conn: &mut Conn,
+    conn: &mut Session,
     b: Blocked,
     rd: &mut OwnedReadHalf,
     rbuf: &mut BytesMut,
@@ -472,8 +311,8 @@ async fn wait_blocked(
 ) -> Waited {
     let sh = conn.sh.clone();
     let me = conn.me.clone();
-    register_block(&sh, conn.db, &b.keys, b.nokey, 1);
-    me.unblock.store(UNBLOCK_NONE, Ordering::SeqCst);
+    sh.register_block(conn.db, &b.keys, b.nokey, 1);
+    me.unblock.set(Unblock::None);
     me.blocked.store(true, Ordering::SeqCst);
     let cancel = Arc::new(AtomicBool::new(false));
     let task = {
@@ -486,16 +325,14 @@ async fn wait_blocked(
                 store.cancel(call);
                 return None;
             }
-            match me.unblock.swap(UNBLOCK_NONE, Ordering::SeqCst) {
-                UNBLOCK_TIMEOUT => {
+            match me.unblock.take() {
+                Unblock::Timeout => {
                     store.cancel(call);
                     return Some(Reply::NilArray);
                 }
-                UNBLOCK_ERROR => {
+                Unblock::Error => {
                     store.cancel(call);
-                    return Some(Reply::Error(
-                        "UNBLOCKED client unblocked via CLIENT UNBLOCK".into(),
-                    ));
+                    return Some(Reply::Error(errors::UNBLOCKED.into()));
                 }
                 _ => {}
             }
@@ -526,7 +363,7 @@ async fn wait_blocked(
                     break Waited::Gone;
                 }
             },
-            _ = crate::server::stopped(shutdown) => {
+            _ = stopped(shutdown) => {
                 cancel.store(true, Ordering::SeqCst);
                 let _ = (&mut task).await;
                 break Waited::Gone;
@@ -539,37 +376,6 @@ async fn wait_blocked(
         }
     };
     me.blocked.store(false, Ordering::SeqCst);
-    register_block(&sh, conn.db, &b.keys, b.nokey, -1);
+    sh.register_block(conn.db, &b.keys, b.nokey, -1);
     result
-}
-
-fn register_block(sh: &Shared, db: usize, keys: &[Vec<u8>], nokey: bool, delta: isize) {
-    if delta > 0 {
-        sh.blocked_clients.fetch_add(1, Ordering::SeqCst);
-    } else {
-        sh.blocked_clients.fetch_sub(1, Ordering::SeqCst);
-    }
-    let mut bk = sh.blocking_keys.lock().unwrap();
-    let mut seen: Vec<&Vec<u8>> = Vec::new();
-    for k in keys {
-        if seen.contains(&k) {
-            continue;
-        }
-        seen.push(k);
-        let e = bk.keys.entry((db, k.clone())).or_insert((0, 0));
-        if delta > 0 {
-            e.0 += 1;
-            if nokey {
-                e.1 += 1;
-            }
-        } else {
-            e.0 = e.0.saturating_sub(1);
-            if nokey {
-                e.1 = e.1.saturating_sub(1);
-            }
-        }
-        if e.0 == 0 {
-            bk.keys.remove(&(db, k.clone()));
-        }
-    }
 }

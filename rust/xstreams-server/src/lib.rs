@@ -1,23 +1,34 @@
 //! `xstreams serve`: a RESP2/RESP3 server with redis-server's protocol behaviour, running
 //! the same command layer as the embedded store (`xstreams_core::Store`).
 //!
-//! - [`resp`]: the incremental request parser (redis-server's limits and protocol errors).
-//! - [`server`]: configuration, listeners, accept loop, shutdown ([`start`]).
-//! - `conn`: one connection: dispatch in order, blocking reads, MULTI/EXEC.
-//! - `admin`, `info`: connection-level commands (HELLO, AUTH, CLIENT, CONFIG, INFO, ...).
-//! - [`meta`]: COMMAND INFO / DOCS replies rendered from the core's command table.
+//!
+//! Modules, bottom-up (each uses only the ones above it; none uses one below):
+//! - [`config`]: what the server is started with, and what CONFIG SET may change.
+//! - `errors`: the server's own error texts (connection-level; engine errors are the
+//!   core's `error.rs`).
+//! - [`resp`], `out`: the request parser and the reply writer.
+//! - `state`: state shared by connections (clients, statistics, blocking keys).
+//! - `session`: one connection's state.
+//! - `admin`: connection-level commands by topic (auth, client, config, info, command
+//!   docs, server).
+//! - `conn`: one connection: dispatch in order, blocking reads, MULTI/EXEC, socket I/O.
+//! - [`server`]: listeners, the accept loop, shutdown ([`start`]).
+//! - [`cli`]: `xstreams serve` options.
 #![forbid(unsafe_code)]
 
 mod admin;
 pub mod cli;
+pub mod config;
 mod conn;
-mod info;
-pub mod meta;
+mod errors;
 mod out;
 pub mod resp;
 pub mod server;
+mod session;
+mod state;
 
-pub use server::{start, DebugAccess, ServerConfig, ServerError, ServerHandle};
+pub use config::{DebugAccess, ServerConfig, ServerError};
+pub use server::{start, ServerHandle};
 
 /// The Redis version the server reports (the semantics it implements).
 pub const REDIS_VERSION: &str = "8.8.0";

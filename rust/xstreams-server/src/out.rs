@@ -1,8 +1,6 @@
 //! Writing replies of connection-level commands in RESP2 or RESP3 (the core's replies
 //! encode themselves with [`Reply::encode`]).
 
-use xstreams_core::Reply;
-
 /// A reply writer for one protocol version.
 pub struct Out<'a> {
     pub buf: &'a mut Vec<u8>,
@@ -91,19 +89,6 @@ impl<'a> Out<'a> {
         }
     }
 
-    /// Null array (`*-1` / `_`).
-    pub fn null_array(&mut self) {
-        if self.proto >= 3 {
-            self.buf.extend_from_slice(b"_\r\n");
-        } else {
-            self.buf.extend_from_slice(b"*-1\r\n");
-        }
-    }
-
-    pub fn ok(&mut self) {
-        self.buf.extend_from_slice(b"+OK\r\n");
-    }
-
     /// Verbatim text (`=N\r\ntxt:...` in RESP3, a bulk string in RESP2).
     pub fn verbatim(&mut self, text: &str) {
         if self.proto >= 3 {
@@ -114,10 +99,6 @@ impl<'a> Out<'a> {
         } else {
             self.bulk(text.as_bytes());
         }
-    }
-
-    pub fn reply(&mut self, r: &Reply) {
-        r.encode(self.buf, self.proto);
     }
 
     /// A help reply: an array of status lines.

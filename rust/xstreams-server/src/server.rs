@@ -1,305 +1,23 @@
-//! Server configuration, shared state, listeners, the accept loop and shutdown.
+//! The top of the crate: open the store, bind the listeners, run the accept loop (one
+//! [`crate::conn`] task per client), and shut down.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr, TcpListener as StdListener};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Notify};
-use xstreams_core::persist::{Fsync, Options};
+use xstreams_core::persist::Options;
 use xstreams_core::{Config, Store};
 
+use crate::config::{Dynamic, ServerConfig, ServerError};
 use crate::conn;
-
-/// Who may run `DEBUG` (redis-server's `enable-debug-command`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DebugAccess {
-    No,
-    Yes,
-    Local,
-}
-
-impl DebugAccess {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s.to_ascii_lowercase().as_str() {
-            "no" => Some(DebugAccess::No),
-            "yes" => Some(DebugAccess::Yes),
-            "local" => Some(DebugAccess::Local),
-            _ => None,
-        }
-    }
-    pub fn name(&self) -> &'static str {
-        match self {
-            DebugAccess::No => "no",
-            DebugAccess::Yes => "yes",
-            DebugAccess::Local => "local",
-        }
-    }
-}
-
-/// Everything `xstreams serve` can be started with.
-#[derive(Clone, Debug)]
-pub struct ServerConfig {
-    /// Addresses to listen on (default `127.0.0.1`).
-    pub bind: Vec<String>,
-    pub port: u16,
-    /// Directory of a durable store (the same directory an embedded `Store(path)` uses);
-    /// `None` keeps everything in memory.
-    pub dir: Option<PathBuf>,
-    pub appendfsync: Fsync,
-    pub requirepass: Option<String>,
-    pub protected_mode: bool,
-    /// Number of databases SELECT accepts (1 to 16).
-    pub databases: usize,
-    pub maxclients: usize,
-    pub enable_debug_command: DebugAccess,
-    /// Store settings (`stream-node-max-entries`, ...), applied after loading.
-    pub store_config: Vec<(String, String)>,
-    /// Handle SIGINT / SIGTERM itself (the binary); the Python entry point handles them
-    /// in Python instead.
-    pub handle_signals: bool,
-    /// Worker threads of the event loop (0 = one per CPU).
-    pub threads: usize,
-    /// Print log lines on stderr.
-    pub verbose: bool,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        ServerConfig {
-            bind: vec!["127.0.0.1".into()],
-            port: 6379,
-            dir: None,
-            appendfsync: Fsync::EverySec,
-            requirepass: None,
-            protected_mode: true,
-            databases: xstreams_core::db::NUM_DBS,
-            maxclients: 10000,
-            enable_debug_command: DebugAccess::No,
-            store_config: Vec::new(),
-            handle_signals: false,
-            threads: 0,
-            verbose: true,
-        }
-    }
-}
-
-/// Why the server could not start.
-#[derive(Debug)]
-pub struct ServerError(pub String);
-
-impl std::fmt::Display for ServerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ServerError {}
-
-/// Settings that CONFIG SET may change while the server runs.
-#[derive(Clone, Debug)]
-pub struct Dynamic {
-    pub requirepass: Option<String>,
-    pub protected_mode: bool,
-    pub maxclients: usize,
-    pub proto_max_bulk_len: i64,
-    pub client_query_buffer_limit: u64,
-    pub timeout: u64,
-}
-
-/// Server-wide counters (INFO stats).
-#[derive(Default)]
-pub struct Stats {
-    pub connections_received: AtomicU64,
-    pub commands_processed: AtomicU64,
-    pub net_input_bytes: AtomicU64,
-    pub net_output_bytes: AtomicU64,
-    pub rejected_connections: AtomicU64,
-    pub error_replies: AtomicU64,
-    pub query_buffer_limit_disconnections: AtomicU64,
-    pub errorstats: Mutex<BTreeMap<String, u64>>,
-    /// Per command slot (see `table::slot_name`).
-    pub cmdstats: Mutex<Vec<CmdStat>>,
-    /// Ops/sec samples (INFO instantaneous_ops_per_sec).
-    pub ops_samples: Mutex<OpsSamples>,
-}
-
-#[derive(Default)]
-pub struct OpsSamples {
-    pub last_count: u64,
-    pub last_at: Option<Instant>,
-    pub samples: [u64; 16],
-    pub idx: usize,
-}
-
-impl Stats {
-    pub fn reset(&self) {
-        for a in [
-            &self.connections_received,
-            &self.commands_processed,
-            &self.net_input_bytes,
-            &self.net_output_bytes,
-            &self.rejected_connections,
-            &self.error_replies,
-            &self.query_buffer_limit_disconnections,
-        ] {
-            a.store(0, Ordering::Relaxed);
-        }
-        self.errorstats.lock().unwrap().clear();
-        for c in self.cmdstats.lock().unwrap().iter_mut() {
-            *c = CmdStat::default();
-        }
-        *self.ops_samples.lock().unwrap() = OpsSamples::default();
-    }
-
-    /// Count an error reply by its code (INFO errorstats).
-    pub fn error(&self, line: &[u8]) {
-        self.error_replies.fetch_add(1, Ordering::Relaxed);
-        let code = line
-            .split(|&b| b == b' ')
-            .next()
-            .map(|c| String::from_utf8_lossy(c).into_owned())
-            .unwrap_or_default();
-        let mut m = self.errorstats.lock().unwrap();
-        if m.len() < 128 || m.contains_key(&code) {
-            *m.entry(code).or_insert(0) += 1;
-        }
-    }
-
-    fn sample(&self) {
-        let now = Instant::now();
-        let count = self.commands_processed.load(Ordering::Relaxed);
-        let mut s = self.ops_samples.lock().unwrap();
-        if let Some(at) = s.last_at {
-            let ms = now.duration_since(at).as_millis().max(1) as u64;
-            let ops = count.saturating_sub(s.last_count) * 1000 / ms;
-            let i = s.idx;
-            s.samples[i] = ops;
-            s.idx = (i + 1) % 16;
-        }
-        s.last_at = Some(now);
-        s.last_count = count;
-    }
-
-    pub fn instantaneous_ops(&self) -> u64 {
-        let s = self.ops_samples.lock().unwrap();
-        s.samples.iter().sum::<u64>() / 16
-    }
-}
-
-/// Counters of one command (INFO commandstats).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CmdStat {
-    pub calls: u64,
-    pub usec: u64,
-    pub rejected: u64,
-    pub failed: u64,
-}
-
-impl CmdStat {
-    pub fn add(&mut self, o: &CmdStat) {
-        self.calls += o.calls;
-        self.usec += o.usec;
-        self.rejected += o.rejected;
-        self.failed += o.failed;
-    }
-}
-
-/// Mutable per-client fields shown by CLIENT LIST / INFO.
-#[derive(Clone, Debug, Default)]
-pub struct ClientFields {
-    pub name: Vec<u8>,
-    pub lib_name: Vec<u8>,
-    pub lib_ver: Vec<u8>,
-    pub db: usize,
-    pub resp: u8,
-    pub multi: i64,
-    pub last_cmd: String,
-    pub no_evict: bool,
-    pub no_touch: bool,
-}
-
-/// How CLIENT UNBLOCK ends a blocked call.
-pub const UNBLOCK_NONE: u8 = 0;
-pub const UNBLOCK_TIMEOUT: u8 = 1;
-pub const UNBLOCK_ERROR: u8 = 2;
-
-/// A connected client as other connections see it.
-pub struct ClientHandle {
-    pub id: u64,
-    pub addr: SocketAddr,
-    pub laddr: SocketAddr,
-    pub created: Instant,
-    pub fields: Mutex<ClientFields>,
-    pub blocked: AtomicBool,
-    pub unblock: AtomicU8,
-    pub killed: AtomicBool,
-    pub kill: Notify,
-    /// Counters shown by CLIENT LIST (tot-cmds, tot-net-in, tot-net-out).
-    pub commands: AtomicU64,
-    pub net_in: AtomicU64,
-    pub net_out: AtomicU64,
-    /// Milliseconds since the server started, at the last command (idle=).
-    pub last_interaction_ms: AtomicU64,
-}
-
-/// Keys that blocked clients wait on (INFO clients: total_blocking_keys...).
-#[derive(Default)]
-pub struct BlockingKeys {
-    /// (db, key) -> (clients, clients that want to be unblocked if the key is deleted)
-    pub keys: HashMap<(usize, Vec<u8>), (usize, usize)>,
-}
-
-/// State shared by every connection.
-pub struct Shared {
-    pub store: Store,
-    pub cfg: ServerConfig,
-    pub dynamic: Mutex<Dynamic>,
-    pub stats: Stats,
-    pub clients: Mutex<BTreeMap<u64, Arc<ClientHandle>>>,
-    pub next_client_id: AtomicU64,
-    pub connected: AtomicUsize,
-    pub blocked_clients: AtomicUsize,
-    pub blocking_keys: Mutex<BlockingKeys>,
-    pub shutdown: watch::Sender<bool>,
-    pub started: Instant,
-    pub start_unix_ms: i64,
-    pub run_id: String,
-    pub listeners: Mutex<Vec<SocketAddr>>,
-    pub last_save_unix: AtomicI64,
-    pub peak_memory: AtomicU64,
-    /// `proto-max-bulk-len` and `client-query-buffer-limit`, read on every request.
-    pub proto_max_bulk_len: AtomicI64,
-    pub query_buffer_limit: AtomicU64,
-    /// (when, bytes) of the last data-set size computed for INFO memory.
-    pub memory_cache: Mutex<Option<(Instant, u64)>>,
-    /// Values of parameters CONFIG SET accepts without effect.
-    pub inert: Mutex<HashMap<String, String>>,
-}
-
-impl Shared {
-    pub fn dynamic(&self) -> Dynamic {
-        self.dynamic.lock().unwrap().clone()
-    }
-
-    pub fn auth_configured(&self) -> bool {
-        self.dynamic.lock().unwrap().requirepass.is_some()
-    }
-
-    /// Ask every task to stop.
-    pub fn request_shutdown(&self) {
-        let _ = self.shutdown.send(true);
-    }
-
-    pub fn log(&self, msg: &str) {
-        if self.cfg.verbose {
-            eprintln!("{} * {msg}", std::process::id());
-        }
-    }
-}
+use crate::errors::{self, PROTECTED_MODE_ERROR};
+use crate::state::{
+    stopped, BlockingKeys, ClientFields, ClientHandle, CmdStat, Shared, Stats, UnblockCell,
+};
 
 /// Is `addr` a loopback address (or a wildcard that includes only loopback)?
 fn is_loopback_bind(addr: &str) -> bool {
@@ -531,7 +249,6 @@ pub fn start(cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
         blocking_keys: Mutex::new(BlockingKeys::default()),
         shutdown: tx,
         started: Instant::now(),
-        start_unix_ms: now_ms,
         run_id: random_hex40(),
         listeners: Mutex::new(addrs.clone()),
         last_save_unix: AtomicI64::new(now_ms / 1000),
@@ -566,11 +283,6 @@ pub fn start(cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
         thread: Some(thread),
         done,
     })
-}
-
-/// Resolves once shutdown has been requested.
-pub async fn stopped(rx: &mut watch::Receiver<bool>) {
-    let _ = rx.wait_for(|v| *v).await;
 }
 
 #[cfg(unix)]
@@ -615,7 +327,7 @@ async fn serve(shared: Arc<Shared>, listeners: Vec<StdListener>) {
                 _ = terminate_signal() => {
                     sh.log("Received SIGTERM scheduling shutdown...");
                 }
-                _ = crate::server::stopped(&mut rx) => {}
+                _ = stopped(&mut rx) => {}
             }
             sh.request_shutdown();
         });
@@ -629,12 +341,12 @@ async fn serve(shared: Arc<Shared>, listeners: Vec<StdListener>) {
             loop {
                 tokio::select! {
                     _ = tick.tick() => sh.stats.sample(),
-                    _ = crate::server::stopped(&mut rx) => break,
+                    _ = stopped(&mut rx) => break,
                 }
             }
         });
     }
-    let _ = crate::server::stopped(&mut rx).await;
+    let _ = stopped(&mut rx).await;
     shared.log("User requested shutdown...");
     // Connections see the same signal; give them a moment to flush their replies.
     let deadline = Instant::now() + Duration::from_secs(2);
@@ -651,7 +363,7 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     loop {
         let accepted = tokio::select! {
             r = listener.accept() => r,
-            _ = crate::server::stopped(&mut rx) => return,
+            _ = stopped(&mut rx) => return,
         };
         let (sock, peer) = match accepted {
             Ok(x) => x,
@@ -686,9 +398,7 @@ async fn accept_one(
     let mut sock = sock;
     // redis-server: maxclients first, then protected mode.
     if shared.connected.load(Ordering::SeqCst) >= dynamic.maxclients {
-        let _ = sock
-            .write_all(b"-ERR max number of clients reached\r\n")
-            .await;
+        let _ = sock.write_all(errors::MAX_CLIENTS_LINE).await;
         shared
             .stats
             .rejected_connections
@@ -716,7 +426,7 @@ async fn accept_one(
             ..Default::default()
         }),
         blocked: AtomicBool::new(false),
-        unblock: AtomicU8::new(UNBLOCK_NONE),
+        unblock: UnblockCell::default(),
         killed: AtomicBool::new(false),
         kill: Notify::new(),
         commands: AtomicU64::new(0),
@@ -730,28 +440,6 @@ async fn accept_one(
     shared.clients.lock().unwrap().remove(&id);
     shared.connected.fetch_sub(1, Ordering::SeqCst);
 }
-
-/// redis-server's reply to a non-loopback client in protected mode.
-pub const PROTECTED_MODE_ERROR: &str =
-    "-DENIED Redis is running in protected mode because protected \
-mode is enabled and no password is set for the default user. \
-In this mode connections are only accepted from the loopback interface. \
-If you want to connect from external computers to Redis you \
-may adopt one of the following solutions: \
-1) Just disable protected mode sending the command \
-'CONFIG SET protected-mode no' from the loopback interface \
-by connecting to Redis from the same host the server is \
-running, however MAKE SURE Redis is not publicly accessible \
-from internet if you do so. Use CONFIG REWRITE to make this \
-change permanent. \
-2) Alternatively you can just disable the protected mode by \
-editing the Redis configuration file, and setting the protected \
-mode option to 'no', and then restarting the server. \
-3) If you started the server manually just for testing, restart \
-it with the '--protected-mode no' option. \
-4) Set up an authentication password for the default user. \
-NOTE: You only need to do one of the above things in order for \
-the server to start accepting connections from the outside.\r\n";
 
 #[cfg(test)]
 mod tests {

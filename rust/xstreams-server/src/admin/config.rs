@@ -1,0 +1,269 @@
+//! CONFIG GET / SET / RESETSTAT / REWRITE and the parameter table, with redis-server's
+//! parameter names.
+
+use std::sync::atomic::Ordering;
+
+use super::args::{eq, lossy};
+use crate::errors;
+use crate::errors::SYNTAX;
+use crate::out::Out;
+use crate::session::Session;
+use crate::state::Shared;
+
+impl Session {
+    pub(super) fn config(&mut self, args: &[Vec<u8>], out: &mut Vec<u8>) {
+        let sub = &args[1];
+        if eq(sub, "get") {
+            let params = config_params(&self.sh);
+            let mut found: Vec<(String, String)> = Vec::new();
+            for pat in &args[2..] {
+                let p = lossy(pat).to_ascii_lowercase();
+                let glob = p.contains(['*', '?', '[']);
+                for (name, value) in &params {
+                    let hit = if glob {
+                        xstreams_core::db::glob_match(p.as_bytes(), name.as_bytes())
+                    } else {
+                        *name == p
+                    };
+                    if hit && !found.iter().any(|(n, _)| n == name) {
+                        found.push((name.clone(), value.clone()));
+                    }
+                }
+            }
+            let mut o = Out::new(out, self.proto);
+            o.map(found.len());
+            for (n, v) in found {
+                o.bulk_str(&n);
+                o.bulk_str(&v);
+            }
+        } else if eq(sub, "set") {
+            if args.len() % 2 == 1 {
+                self.error(out, SYNTAX);
+                return;
+            }
+            match config_set(self, &args[2..]) {
+                Ok(()) => out.extend_from_slice(b"+OK\r\n"),
+                Err(e) => self.error(out, &e),
+            }
+        } else if eq(sub, "resetstat") {
+            self.sh.stats.reset();
+            out.extend_from_slice(b"+OK\r\n");
+        } else if eq(sub, "rewrite") {
+            self.error(out, errors::NO_CONFIG_FILE);
+        } else if eq(sub, "help") {
+            Out::new(out, self.proto).help(
+                "CONFIG",
+                &[
+                    "GET <pattern>",
+                    "    Return parameters matching the glob-like <pattern> and their values.",
+                    "SET <directive> <value>",
+                    "    Set the configuration <directive> to <value>.",
+                    "RESETSTAT",
+                    "    Reset statistics reported by the INFO command.",
+                    "REWRITE",
+                    "    Rewrite the configuration file.",
+                ],
+            );
+        }
+    }
+}
+
+/// Parameters that CONFIG SET accepts and stores without effect (so harnesses that save
+/// and restore the whole configuration work), with their defaults.
+const INERT: &[(&str, &str)] = &[
+    ("save", ""),
+    ("hz", "10"),
+    ("loglevel", "notice"),
+    ("maxmemory", "0"),
+    ("maxmemory-policy", "noeviction"),
+    ("tcp-keepalive", "300"),
+    ("lazyfree-lazy-user-flush", "no"),
+    ("lazyfree-lazy-user-del", "no"),
+    ("appendonly", ""),
+    ("latency-tracking", "no"),
+    ("slowlog-log-slower-than", "10000"),
+    ("slowlog-max-len", "128"),
+    ("notify-keyspace-events", ""),
+    ("busy-reply-threshold", "5000"),
+    ("lua-time-limit", "5000"),
+];
+
+const IMMUTABLE: &[&str] = &[
+    "databases",
+    "port",
+    "bind",
+    "dir",
+    "daemonize",
+    "enable-debug-command",
+    "io-threads",
+    "appendfsync",
+    "appendonly",
+];
+
+/// Every parameter CONFIG GET knows, with its current value.
+pub fn config_params(sh: &Shared) -> Vec<(String, String)> {
+    let d = sh.dynamic.lock().unwrap().clone();
+    let mut v: Vec<(String, String)> = Vec::new();
+    for name in xstreams_core::config::CONFIG_NAMES {
+        v.push((
+            name.to_string(),
+            sh.store.config_get(name).unwrap_or_default(),
+        ));
+    }
+    let yn = |b: bool| if b { "yes" } else { "no" }.to_string();
+    let addrs = sh.listeners.lock().unwrap().clone();
+    let port = addrs.first().map_or(sh.cfg.port, |a| a.port());
+    let dir = match &sh.cfg.dir {
+        Some(d) => d.display().to_string(),
+        None => std::env::current_dir()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+    };
+    v.push(("appendfsync".into(), sh.cfg.appendfsync.name().into()));
+    v.push(("databases".into(), sh.cfg.databases.to_string()));
+    v.push(("port".into(), port.to_string()));
+    v.push(("bind".into(), sh.cfg.bind.join(" ")));
+    v.push(("dir".into(), dir));
+    v.push(("daemonize".into(), "no".into()));
+    v.push(("io-threads".into(), "1".into()));
+    v.push((
+        "enable-debug-command".into(),
+        sh.cfg.enable_debug_command.name().into(),
+    ));
+    v.push(("protected-mode".into(), yn(d.protected_mode)));
+    v.push((
+        "requirepass".into(),
+        d.requirepass.clone().unwrap_or_default(),
+    ));
+    v.push(("maxclients".into(), d.maxclients.to_string()));
+    v.push((
+        "proto-max-bulk-len".into(),
+        d.proto_max_bulk_len.to_string(),
+    ));
+    v.push((
+        "client-query-buffer-limit".into(),
+        d.client_query_buffer_limit.to_string(),
+    ));
+    v.push(("timeout".into(), d.timeout.to_string()));
+    let stored = sh.inert.lock().unwrap();
+    for (name, default) in INERT {
+        let value = if *name == "appendonly" {
+            yn(sh.store.is_durable())
+        } else {
+            stored
+                .get(*name)
+                .cloned()
+                .unwrap_or_else(|| default.to_string())
+        };
+        if !v.iter().any(|(n, _)| n == name) {
+            v.push((name.to_string(), value));
+        }
+    }
+    v
+}
+
+fn parse_yes_no(v: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err("argument must be 'yes' or 'no'".into()),
+    }
+}
+
+fn parse_int(v: &str, lo: i64, hi: i64) -> Result<i64, String> {
+    let n = xstreams_core::num::string2ll(v.as_bytes())
+        .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
+    if n < lo || n > hi {
+        return Err(format!("argument must be between {lo} and {hi} inclusive"));
+    }
+    Ok(n)
+}
+
+fn parse_mem(v: &str, lo: i64) -> Result<i64, String> {
+    let n = xstreams_core::config::parse_memory(v)
+        .ok_or_else(|| "argument must be a memory value".to_string())?;
+    if n > i64::MAX as u64 || (n as i64) < lo {
+        return Err(format!(
+            "argument must be between {lo} and {} inclusive",
+            i64::MAX
+        ));
+    }
+    Ok(n as i64)
+}
+
+/// CONFIG SET name value [name value ...]: all or nothing, with redis-server's errors.
+pub fn config_set(conn: &Session, pairs: &[Vec<u8>]) -> Result<(), String> {
+    let sh = &conn.sh;
+    let known: Vec<String> = config_params(sh).into_iter().map(|(n, _)| n).collect();
+    let mut names: Vec<String> = Vec::new();
+    let mut err: Option<String> = None;
+    for p in pairs.chunks(2) {
+        let name = String::from_utf8_lossy(&p[0]).to_ascii_lowercase();
+        if !known.contains(&name) {
+            return Err(errors::config_set_unknown(&String::from_utf8_lossy(&p[0])));
+        }
+        if err.is_none() {
+            if IMMUTABLE.contains(&name.as_str()) {
+                err = Some(errors::config_set_failed(
+                    &String::from_utf8_lossy(&p[0]),
+                    "can't set immutable config",
+                ));
+            } else if names.contains(&name) {
+                err = Some(errors::config_set_failed(
+                    &String::from_utf8_lossy(&p[0]),
+                    "duplicate parameter",
+                ));
+            }
+        }
+        names.push(name);
+    }
+    if let Some(e) = err {
+        return Err(e);
+    }
+    // Validate every value before applying any.
+    let fail = |name: &str, msg: String| errors::config_set_failed(name, &msg);
+    let mut dynamic = sh.dynamic.lock().unwrap().clone();
+    let mut store_sets: Vec<(String, String)> = Vec::new();
+    let mut inert_sets: Vec<(String, String)> = Vec::new();
+    for (name, p) in names.iter().zip(pairs.chunks(2)) {
+        let value = String::from_utf8_lossy(&p[1]).into_owned();
+        let r: Result<(), String> = match name.as_str() {
+            n if xstreams_core::config::CONFIG_NAMES.contains(&n) => {
+                let mut c = xstreams_core::Config::default();
+                c.set(n, &value)
+                    .map(|_| store_sets.push((n.to_string(), value.clone())))
+            }
+            "protected-mode" => parse_yes_no(&value).map(|b| dynamic.protected_mode = b),
+            "requirepass" => {
+                dynamic.requirepass = (!value.is_empty()).then(|| value.clone());
+                Ok(())
+            }
+            "maxclients" => parse_int(&value, 1, i64::MAX).map(|n| dynamic.maxclients = n as usize),
+            "proto-max-bulk-len" => {
+                parse_mem(&value, 1024 * 1024).map(|n| dynamic.proto_max_bulk_len = n)
+            }
+            "client-query-buffer-limit" => {
+                parse_mem(&value, 1024 * 1024).map(|n| dynamic.client_query_buffer_limit = n as u64)
+            }
+            "timeout" => parse_int(&value, 0, i32::MAX as i64).map(|n| dynamic.timeout = n as u64),
+            n => {
+                inert_sets.push((n.to_string(), value.clone()));
+                Ok(())
+            }
+        };
+        r.map_err(|m| fail(name, m))?;
+    }
+    for (n, v) in store_sets {
+        sh.store.config_set(&n, &v).map_err(|m| fail(&n, m))?;
+    }
+    sh.proto_max_bulk_len
+        .store(dynamic.proto_max_bulk_len, Ordering::Relaxed);
+    sh.query_buffer_limit
+        .store(dynamic.client_query_buffer_limit, Ordering::Relaxed);
+    *sh.dynamic.lock().unwrap() = dynamic;
+    let mut stored = sh.inert.lock().unwrap();
+    for (n, v) in inert_sets {
+        stored.insert(n, v);
+    }
+    Ok(())
+}

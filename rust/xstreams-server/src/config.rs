@@ -1,0 +1,103 @@
+//! What the server is started with ([`ServerConfig`]) and the settings `CONFIG SET` may
+//! change while it runs ([`Dynamic`]). The bottom of the crate: it depends on nothing
+//! else here.
+
+use std::path::PathBuf;
+
+use xstreams_core::persist::Fsync;
+
+/// Who may run `DEBUG` (redis-server's `enable-debug-command`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DebugAccess {
+    No,
+    Yes,
+    Local,
+}
+
+impl DebugAccess {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "no" => Some(DebugAccess::No),
+            "yes" => Some(DebugAccess::Yes),
+            "local" => Some(DebugAccess::Local),
+            _ => None,
+        }
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            DebugAccess::No => "no",
+            DebugAccess::Yes => "yes",
+            DebugAccess::Local => "local",
+        }
+    }
+}
+
+/// Everything `xstreams serve` can be started with.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// Addresses to listen on (default `127.0.0.1`).
+    pub bind: Vec<String>,
+    pub port: u16,
+    /// Directory of a durable store (the same directory an embedded `Store(path)` uses);
+    /// `None` keeps everything in memory.
+    pub dir: Option<PathBuf>,
+    pub appendfsync: Fsync,
+    pub requirepass: Option<String>,
+    pub protected_mode: bool,
+    /// Number of databases SELECT accepts (1 to 16).
+    pub databases: usize,
+    pub maxclients: usize,
+    pub enable_debug_command: DebugAccess,
+    /// Store settings (`stream-node-max-entries`, ...), applied after loading.
+    pub store_config: Vec<(String, String)>,
+    /// Handle SIGINT / SIGTERM itself (the binary); the Python entry point handles them
+    /// in Python instead.
+    pub handle_signals: bool,
+    /// Worker threads of the event loop (0 = one per CPU).
+    pub threads: usize,
+    /// Print log lines on stderr.
+    pub verbose: bool,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            bind: vec!["127.0.0.1".into()],
+            port: 6379,
+            dir: None,
+            appendfsync: Fsync::EverySec,
+            requirepass: None,
+            protected_mode: true,
+            databases: xstreams_core::db::NUM_DBS,
+            maxclients: 10000,
+            enable_debug_command: DebugAccess::No,
+            store_config: Vec::new(),
+            handle_signals: false,
+            threads: 0,
+            verbose: true,
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug)]
+pub struct ServerError(pub String);
+
+impl std::fmt::Display for ServerError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ServerError {}
+
+/// Settings that CONFIG SET may change while the server runs.
+#[derive(Clone, Debug)]
+pub struct Dynamic {
+    pub requirepass: Option<String>,
+    pub protected_mode: bool,
+    pub maxclients: usize,
+    pub proto_max_bulk_len: i64,
+    pub client_query_buffer_limit: u64,
+    pub timeout: u64,
+}

@@ -1,0 +1,92 @@
+//! The server's own error texts (connection-level: authentication, transactions,
+//! connections, limits), redis-server's exact lines. Engine errors (every stream and
+//! keyspace command's) are the core's `error.rs`; this module is the one place for the
+//! rest.
+
+pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+pub const PROTO_NOT_INTEGER: &str = "ERR Protocol version is not an integer or out of range";
+pub const NOPROTO: &str = "NOPROTO unsupported protocol version";
+pub const CLIENT_NAME_CHARS: &str =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+pub const DB_INDEX_RANGE_INT: &str =
+    "ERR value is out of range, value must between -2147483648 and 2147483647";
+pub const DB_INDEX_RANGE: &str = "ERR DB index is out of range";
+pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+pub const INVALID_CLIENT_ID: &str = "ERR Invalid client ID";
+pub const NO_SUCH_CLIENT: &str = "ERR No such client";
+pub const CLIENT_ID_POSITIVE: &str = "ERR client-id should be greater than 0";
+pub const INVALID_COMMAND: &str = "ERR Invalid command specified";
+pub const INVALID_ARG_COUNT: &str = "ERR Invalid number of arguments specified for command";
+pub const NO_KEY_ARGS: &str = "ERR The command has no key arguments";
+pub const NO_CONFIG_FILE: &str = "ERR The server is running without a config file";
+pub const SYNTAX: &str = "ERR syntax error";
+pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+pub const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
+pub const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
+pub const NO_SHUTDOWN: &str = "ERR No shutdown in progress.";
+pub const IN_MEMORY: &str =
+    "ERR this server keeps its data in memory (start it with --dir to persist)";
+pub const NOAUTH: &str = "NOAUTH Authentication required.";
+pub const NOT_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
+pub const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
+pub const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+pub const DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the \
+enable-debug-command option is set to \"local\", you can run it from a local connection, \
+otherwise you need to set this option in the configuration file, and then restart the server.";
+/// The line a connection over `maxclients` gets before it is closed.
+pub const MAX_CLIENTS_LINE: &[u8] = b"-ERR max number of clients reached\r\n";
+
+pub const AUTH_WITHOUT_PASSWORD: &str = "ERR AUTH <password> called without any password \
+configured for the default user. Are you sure your configuration is correct?";
+
+/// An operation of the store failed (SAVE, BGSAVE: compaction).
+pub fn failed(e: &dyn std::fmt::Display) -> String {
+    format!("ERR {e}")
+}
+/// DEBUG VALIDATE found a broken invariant.
+pub fn invalid_store(e: &dyn std::fmt::Display) -> String {
+    format!("ERR invalid store: {e}")
+}
+pub fn hello_option(opt: &str) -> String {
+    format!("ERR Syntax error in HELLO option '{opt}'")
+}
+pub fn unrecognized_option(opt: &str) -> String {
+    format!("ERR Unrecognized option '{opt}'")
+}
+pub fn attr_chars(attr: &str) -> String {
+    format!("ERR {attr} cannot contain spaces, newlines or special characters.")
+}
+pub fn unknown_client_type(t: &str) -> String {
+    format!("ERR Unknown client type '{t}'")
+}
+pub fn config_set_unknown(name: &str) -> String {
+    format!("ERR Unknown option or number of arguments for CONFIG SET - '{name}'")
+}
+pub fn config_set_failed(name: &str, msg: &str) -> String {
+    format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {msg}")
+}
+pub fn debug_subcommand(sub: &str) -> String {
+    format!("ERR unknown subcommand or wrong number of arguments for '{sub}'. Try DEBUG HELP.")
+}
+
+/// redis-server's reply to a non-loopback client in protected mode.
+pub const PROTECTED_MODE_ERROR: &str =
+    "-DENIED Redis is running in protected mode because protected \
+mode is enabled and no password is set for the default user. \
+In this mode connections are only accepted from the loopback interface. \
+If you want to connect from external computers to Redis you \
+may adopt one of the following solutions: \
+1) Just disable protected mode sending the command \
+'CONFIG SET protected-mode no' from the loopback interface \
+by connecting to Redis from the same host the server is \
+running, however MAKE SURE Redis is not publicly accessible \
+from internet if you do so. Use CONFIG REWRITE to make this \
+change permanent. \
+2) Alternatively you can just disable the protected mode by \
+editing the Redis configuration file, and setting the protected \
+mode option to 'no', and then restarting the server. \
+3) If you started the server manually just for testing, restart \
+it with the '--protected-mode no' option. \
+4) Set up an authentication password for the default user. \
+NOTE: You only need to do one of the above things in order for \
+the server to start accepting connections from the outside.\r\n";

@@ -724,7 +724,7 @@ fn compact_shared(shared: &Arc<Shared>) -> Result<(), PersistError> {
         kind: persist::ErrorKind::Io,
         message: e.to_string(),
     };
-    let (dir, seq, copy, now, dirty_before) = {
+    let (dir, disk, seq, copy, now, dirty_before) = {
         let mut st = shared.state.lock();
         let dirty_before = st.dirty;
         let now = st.ks.clock.now_ms();
@@ -743,9 +743,9 @@ fn compact_shared(shared: &Arc<Shared>) -> Result<(), PersistError> {
         }
         let seq = j.begin_compaction(&cfg).map_err(io)?;
         let dir = j.dir().to_path_buf();
-        (dir, seq, st.ks.clone(), now, dirty_before)
+        (dir, j.disk().clone(), seq, st.ks.clone(), now, dirty_before)
     };
-    let written = persist::write_snapshot(&dir, seq, &copy, now);
+    let written = disk.write_snapshot(&dir, seq, &copy, now);
     drop(copy);
     let mut st = shared.state.lock();
     let Some(j) = st.journal.as_mut() else {

@@ -150,6 +150,7 @@ impl Store {
                     compact_ratio,
                     compact_min_bytes,
                     config_overrides: overrides,
+                    ..Options::default()
                 };
                 let p = p.clone();
                 let res = guarded(py, move || {

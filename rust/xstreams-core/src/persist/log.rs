@@ -328,7 +328,24 @@ fn parse_item(buf: &[u8], off: usize) -> Result<Option<(LogItem, usize)>, String
 }
 
 /// Parse a whole log. Returns the items with their start offsets and why parsing stopped.
+///
+/// Zero bytes at the very end are a cut tail too: a power loss can leave the file's new
+/// size on disk without the data written into it (a log never ends with a NUL: every
+/// item ends with CRLF). The cut is then at the end of the last whole item.
 pub fn parse(buf: &[u8]) -> (Vec<(usize, LogItem)>, ParseStop) {
+    let data_end = buf.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    if data_end == buf.len() {
+        return parse_bytes(buf);
+    }
+    let (items, stop) = parse_bytes(&buf[..data_end]);
+    let stop = match stop {
+        ParseStop::End => ParseStop::Truncated { offset: data_end },
+        other => other,
+    };
+    (items, stop)
+}
+
+fn parse_bytes(buf: &[u8]) -> (Vec<(usize, LogItem)>, ParseStop) {
     let mut items = Vec::new();
     let mut off = 0;
     while off < buf.len() {
@@ -417,6 +434,24 @@ fn drop_open(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zeros_after_the_last_item_are_a_cut_tail() {
+        let mut buf = b"*1\r\n$4\r\nPING\r\n".to_vec();
+        let whole = buf.len();
+        buf.extend_from_slice(&[0; 7]);
+        let (items, stop) = parse(&buf);
+        assert_eq!(items.len(), 1);
+        assert_eq!(stop, ParseStop::Truncated { offset: whole });
+        // A cut item followed by zeros: cut at the item's start.
+        let mut cut = b"*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nXA".to_vec();
+        cut.extend_from_slice(&[0; 3]);
+        assert_eq!(parse(&cut).1, ParseStop::Truncated { offset: whole });
+        // Zeros inside the data are damage, as before.
+        let mut bad = b"*1\r\n$4\r\nPING\r\n".to_vec();
+        bad.extend_from_slice(b"\0\0*1\r\n$4\r\nPING\r\n");
+        assert!(matches!(parse(&bad).1, ParseStop::Corrupt { .. }));
+    }
 
     #[test]
     fn roundtrip_and_truncation() {

@@ -14,18 +14,21 @@
 //! file and offset. Compaction writes a new snapshot from a copy of the keyspace taken
 //! under the store lock, while commands continue into a fresh log.
 
+pub mod disk;
 pub mod inspect;
 pub mod log;
 pub mod snapshot;
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::command::{self, Ctx, LogRecord, Outcome};
 use crate::config::Config;
 use crate::db::{KeyEntry, Keyspace, Value, NUM_DBS};
 use crate::reply::Reply;
+pub use disk::Disk;
+use disk::LogFile;
 use log::{LogCursor, LogItem, ParseStop};
 
 /// When the log is flushed to disk (Redis's `appendfsync`).
@@ -72,6 +75,8 @@ pub struct Options {
     pub compact_min_bytes: u64,
     /// Settings to apply after loading (the stored ones are kept otherwise).
     pub config_overrides: Vec<(String, String)>,
+    /// The file layer (the real file system; a simulated disk in crash tests).
+    pub disk: Disk,
 }
 
 impl Default for Options {
@@ -82,6 +87,7 @@ impl Default for Options {
             compact_ratio: 1.0,
             compact_min_bytes: 64 * 1024 * 1024,
             config_overrides: Vec::new(),
+            disk: Disk::default(),
         }
     }
 }
@@ -220,27 +226,13 @@ impl Manifest {
     }
 }
 
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
-}
-
-fn write_atomic(dir: &Path, name: &str, data: &[u8]) -> io::Result<()> {
-    let tmp = dir.join(format!("{name}.tmp"));
-    {
-        let mut f = File::create(&tmp)?;
-        f.write_all(data)?;
-        f.sync_all()?;
-    }
-    fs::rename(&tmp, dir.join(name))?;
-    sync_dir(dir)
-}
-
 // ---------------------------------------------------------------- journal
 
 /// The writer side of a durable store: appends each command's log records.
 pub struct Journal {
     dir: PathBuf,
-    file: File,
+    disk: Disk,
+    file: LogFile,
     log_seq: u64,
     manifest: Manifest,
     cursor: LogCursor,
@@ -261,10 +253,6 @@ pub struct Journal {
     pub compact_ratio: f64,
     pub compact_min_bytes: u64,
     _lock: File,
-}
-
-fn open_log(path: &Path) -> io::Result<File> {
-    OpenOptions::new().create(true).append(true).open(path)
 }
 
 fn config_lines(cfg: &Config) -> Vec<u8> {
@@ -314,7 +302,7 @@ impl Journal {
     }
 
     /// A handle on the current log for fsync outside the store lock.
-    pub fn sync_handle(&self) -> io::Result<File> {
+    pub fn sync_handle(&self) -> io::Result<LogFile> {
         self.file.try_clone()
     }
 
@@ -332,22 +320,27 @@ impl Journal {
         &self.dir
     }
 
+    /// The file layer the store's files are written through.
+    pub fn disk(&self) -> &Disk {
+        &self.disk
+    }
+
     /// Compaction, step 1 (under the store lock): start a new log and list it in the
     /// manifest after the current files. Returns the new sequence number.
     pub fn begin_compaction(&mut self, cfg: &Config) -> io::Result<u64> {
-        self.file.flush()?;
         self.file.sync_data()?;
         self.unsynced = false;
         let seq = self.log_seq + 1;
         let path = self.dir.join(log_name(seq));
         self.scheduled = false;
-        let mut f = open_log(&path)?;
+        let mut f = self.disk.open_log(&path)?;
         let lines = config_lines(cfg);
         f.write_all(&lines)?;
         f.sync_data()?;
         let mut m = self.manifest.clone();
         m.incr.push(seq);
-        write_atomic(&self.dir, MANIFEST, m.encode().as_bytes())?;
+        self.disk
+            .write_atomic(&self.dir, MANIFEST, m.encode().as_bytes())?;
         self.manifest = m;
         self.file = f;
         self.log_seq = seq;
@@ -378,36 +371,24 @@ impl Journal {
                 old.push(self.dir.join(log_name(i)));
             }
         }
-        write_atomic(&self.dir, MANIFEST, m.encode().as_bytes())?;
+        self.disk
+            .write_atomic(&self.dir, MANIFEST, m.encode().as_bytes())?;
         self.manifest = m;
         self.base_bytes = snapshot_bytes;
-        self.log_bytes = self.file.metadata().map(|md| md.len()).unwrap_or(0);
+        self.log_bytes = self.file.size().unwrap_or(0);
         Ok(old)
     }
 
-    /// Flush and fsync (on close).
+    /// fsync (on close; the log is written unbuffered).
     pub fn close(&mut self) -> io::Result<()> {
-        self.file.flush()?;
         self.file.sync_data()
     }
 }
 
-/// Write a snapshot of `ks` as `snapshot.<seq>.xss` in `dir` (temp file, fsync, rename,
-/// fsync of the directory). Returns its size.
+/// Write a snapshot of `ks` as `snapshot.<seq>.xss` in `dir` on the real file system
+/// (see [`Disk::write_snapshot`]). Returns its size.
 pub fn write_snapshot(dir: &Path, seq: u64, ks: &Keyspace, created_ms: i64) -> io::Result<u64> {
-    let name = snapshot_name(seq);
-    let tmp = dir.join(format!("{name}.tmp"));
-    let size = {
-        let f = File::create(&tmp)?;
-        let mut w = BufWriter::with_capacity(1 << 20, f);
-        let n = snapshot::write(ks, created_ms, &mut w)?;
-        let f = w.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        n
-    };
-    fs::rename(&tmp, dir.join(&name))?;
-    sync_dir(dir)?;
-    Ok(size)
+    Disk::default().write_snapshot(dir, seq, ks, created_ms)
 }
 
 // ---------------------------------------------------------------- open / load
@@ -731,11 +712,14 @@ pub fn open(
             base: None,
             incr: vec![seq],
         };
-        write_atomic(dir, MANIFEST, m.encode().as_bytes()).map_err(|e| io_err(dir, e))?;
-        let file = open_log(&lp).map_err(|e| io_err(&lp, e))?;
+        opts.disk
+            .write_atomic(dir, MANIFEST, m.encode().as_bytes())
+            .map_err(|e| io_err(dir, e))?;
+        let file = opts.disk.open_log(&lp).map_err(|e| io_err(&lp, e))?;
         let ks = Keyspace::new(cfg);
         let j = Journal {
             dir: dir.to_path_buf(),
+            disk: opts.disk.clone(),
             file,
             log_seq: seq,
             manifest: m,
@@ -773,7 +757,7 @@ pub fn open(
         f.set_len(*off).map_err(|e| io_err(&lp, e))?;
         f.sync_all().map_err(|e| io_err(&lp, e))?;
     }
-    let mut file = open_log(&lp).map_err(|e| io_err(&lp, e))?;
+    let mut file = opts.disk.open_log(&lp).map_err(|e| io_err(&lp, e))?;
     let mut log_bytes = 0;
     for s in &manifest.incr {
         log_bytes += fs::metadata(dir.join(log_name(*s)))
@@ -808,6 +792,7 @@ pub fn open(
     };
     let j = Journal {
         dir: dir.to_path_buf(),
+        disk: opts.disk.clone(),
         file,
         log_seq: seq,
         manifest,

@@ -5,15 +5,18 @@ from os import PathLike
 from types import TracebackType
 from typing import Any, Literal, Mapping, Optional, Union
 
+from typing_extensions import Self, disjoint_base, final
+
 __version__: str
 
 _Arg = Union[bytes, str, int, float, bytearray, memoryview]
 
+@final
 class Store:
     """An in-process store of Redis streams (see the package documentation)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: Optional[Union[str, PathLike[str]]] = None,
         *,
         config: Optional[Mapping[str, Union[str, int]]] = None,
@@ -22,7 +25,7 @@ class Store:
         read_only: bool = False,
         compact_ratio: float = 1.0,
         compact_min_bytes: int = 67108864,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def path(self) -> Optional[str]: ...
     @property
@@ -162,8 +165,147 @@ def _replay_read(
     max_rows: int = 65536,
 ) -> list[Any]: ...
 
+@disjoint_base
+class _NativeClient:
+    """Base class of ``xstreams.Redis``: its native command methods (see client.rs)."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self: ...
+    def _native_off(self) -> None: ...
+    def _native_on(self) -> bool: ...
+    def xadd(
+        self,
+        name: _Arg,
+        fields: Mapping[_Arg, _Arg],
+        id: Optional[_Arg] = None,
+        maxlen: Optional[int] = None,
+        approximate: Optional[bool] = None,
+        nomkstream: Optional[bool] = None,
+        minid: Optional[_Arg] = None,
+        limit: Optional[int] = None,
+        ref_policy: Optional[str] = None,
+        idmpauto: Optional[_Arg] = None,
+        idmp: Optional[tuple[_Arg, _Arg]] = None,
+    ) -> Any: ...
+    def xrange(
+        self,
+        name: _Arg,
+        min: Optional[_Arg] = None,
+        max: Optional[_Arg] = None,
+        count: Optional[int] = None,
+    ) -> Any: ...
+    def xrevrange(
+        self,
+        name: _Arg,
+        max: Optional[_Arg] = None,
+        min: Optional[_Arg] = None,
+        count: Optional[int] = None,
+    ) -> Any: ...
+    def xlen(self, name: _Arg) -> Any: ...
+    def xack(self, name: _Arg, groupname: _Arg, *ids: _Arg) -> Any: ...
+    def xdel(self, name: _Arg, *ids: _Arg) -> Any: ...
+    def delete(self, *names: _Arg) -> Any: ...
+    def exists(self, *names: _Arg) -> Any: ...
+    def type(self, name: _Arg) -> Any: ...
+    def xread(
+        self,
+        streams: Mapping[_Arg, _Arg],
+        count: Optional[int] = None,
+        block: Optional[int] = None,
+        max_count: Optional[int] = None,
+        max_size: Optional[int] = None,
+    ) -> Any: ...
+    def xreadgroup(
+        self,
+        groupname: _Arg,
+        consumername: _Arg,
+        streams: Mapping[_Arg, _Arg],
+        count: Optional[int] = None,
+        block: Optional[int] = None,
+        noack: Optional[bool] = None,
+        claim_min_idle_time: Optional[int] = None,
+        max_count: Optional[int] = None,
+        max_size: Optional[int] = None,
+    ) -> Any: ...
+    def xackdel(
+        self, name: _Arg, groupname: _Arg, *ids: _Arg, ref_policy: Optional[str] = None
+    ) -> Any: ...
+    def xdelex(self, name: _Arg, *ids: _Arg, ref_policy: Optional[str] = None) -> Any: ...
+    def xnack(
+        self,
+        name: _Arg,
+        groupname: _Arg,
+        mode: str,
+        *ids: _Arg,
+        retrycount: Optional[int] = None,
+        force: Optional[bool] = None,
+    ) -> Any: ...
+    def xtrim(
+        self,
+        name: _Arg,
+        maxlen: Optional[int] = None,
+        approximate: Optional[bool] = None,
+        minid: Optional[_Arg] = None,
+        limit: Optional[int] = None,
+        ref_policy: Optional[str] = None,
+    ) -> Any: ...
+    def xgroup_create(
+        self,
+        name: _Arg,
+        groupname: _Arg,
+        id: Optional[_Arg] = None,
+        mkstream: Optional[bool] = None,
+        entries_read: Optional[int] = None,
+    ) -> Any: ...
+    def xgroup_delconsumer(self, name: _Arg, groupname: _Arg, consumername: _Arg) -> Any: ...
+    def xgroup_createconsumer(self, name: _Arg, groupname: _Arg, consumername: _Arg) -> Any: ...
+    def xgroup_destroy(self, name: _Arg, groupname: _Arg) -> Any: ...
+    def xgroup_setid(
+        self, name: _Arg, groupname: _Arg, id: _Arg, entries_read: Optional[int] = None
+    ) -> Any: ...
+    def xcfgset(
+        self, name: _Arg, idmp_duration: Optional[int] = None, idmp_maxsize: Optional[int] = None
+    ) -> Any: ...
+    def xinfo_groups(self, name: _Arg) -> Any: ...
+    def xinfo_consumers(self, name: _Arg, groupname: _Arg) -> Any: ...
+    def xinfo_stream(self, name: _Arg, full: Optional[bool] = None) -> Any: ...
+    def xpending(self, name: _Arg, groupname: _Arg) -> Any: ...
+    def xpending_range(
+        self,
+        name: _Arg,
+        groupname: _Arg,
+        min: Optional[_Arg],
+        max: Optional[_Arg],
+        count: Optional[int],
+        consumername: Optional[_Arg] = None,
+        idle: Optional[int] = None,
+    ) -> Any: ...
+    def xclaim(
+        self,
+        name: _Arg,
+        groupname: _Arg,
+        consumername: _Arg,
+        min_idle_time: int,
+        message_ids: Sequence[_Arg],
+        idle: Optional[int] = None,
+        time: Optional[int] = None,
+        retrycount: Optional[int] = None,
+        force: Optional[bool] = None,
+        justid: Optional[bool] = None,
+    ) -> Any: ...
+    def xautoclaim(
+        self,
+        name: _Arg,
+        groupname: _Arg,
+        consumername: _Arg,
+        min_idle_time: int,
+        start_id: Optional[_Arg] = None,
+        count: Optional[int] = None,
+        justid: Optional[bool] = None,
+    ) -> Any: ...
+
+@final
 class _ReplayStore:
-    def __init__(self, files: _Files) -> None: ...
+    def __new__(cls, files: _Files) -> Self: ...
     def read(
         self,
         part: _Part,

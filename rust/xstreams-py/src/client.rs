@@ -1,7 +1,9 @@
-//! `_NativeClient`: the base class of `xstreams.Redis` whose hot methods (xadd, xrange,
-//! xrevrange, xlen, xack, xdel, xread, xreadgroup, delete, exists, type) take redis-py's
-//! arguments, run the command on the `Store` and build redis-py's return value from the
-//! engine's `Reply` — no argv built in Python, no RESP parsed back, no Python callback.
+//! `_NativeClient`: the base class of `xstreams.Redis` whose command methods take
+//! redis-py's arguments, run the command on the `Store` and build redis-py's return value
+//! from the engine's `Reply` — no argv built in Python, no RESP parsed back. This file
+//! holds the hot ones (xadd, xrange, xrevrange, xlen, xack, xdel, xread, xreadgroup,
+//! delete, exists, type: no Python callback at all) and the plumbing; `client_commands.rs`
+//! the other stream methods.
 //!
 //! The native path is taken when the client runs on an `xstreams.Store` with strict UTF-8
 //! encoding, redis-py's default response callbacks and `Redis.execute_command` (the Python
@@ -27,7 +29,7 @@ use crate::store::Store;
 
 /// The shape redis-py gives XREAD/XREADGROUP replies for a client configuration.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum ReadShape {
+pub(crate) enum ReadShape {
     /// `[[key, entries], ...]` (legacy responses, either protocol).
     Legacy,
     /// `{key: [entries]}` (protocol=3, legacy responses).
@@ -37,7 +39,7 @@ enum ReadShape {
 }
 
 /// What the native path needs, fixed for the client's life.
-struct Fast {
+pub(crate) struct Fast {
     store: Py<Store>,
     db: usize,
     wire: u8,
@@ -57,12 +59,12 @@ pub struct NativeClient {
     off: AtomicBool,
 }
 
-type Args<'a> = Vec<Cow<'a, [u8]>>;
+pub(crate) type Args<'a> = Vec<Cow<'a, [u8]>>;
 
 static FALLBACKS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// The Python implementation of method `name` (`Redis.<name>` of the Python classes).
-fn fallback<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn fallback<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
     let cls = FALLBACKS.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
         Ok(py
             .import("xstreams.client")?
@@ -72,7 +74,7 @@ fn fallback<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
     cls.bind(py).getattr(name)
 }
 
-fn exact_int(obj: &Bound<'_, PyAny>) -> Option<i64> {
+pub(crate) fn exact_int(obj: &Bound<'_, PyAny>) -> Option<i64> {
     if obj.is_exact_instance_of::<PyInt>() {
         obj.extract::<i64>().ok()
     } else {
@@ -80,7 +82,7 @@ fn exact_int(obj: &Bound<'_, PyAny>) -> Option<i64> {
     }
 }
 
-fn is_exact_false(obj: &Bound<'_, PyAny>) -> bool {
+pub(crate) fn is_exact_false(obj: &Bound<'_, PyAny>) -> bool {
     obj.is_exact_instance_of::<PyBool>() && !obj.is_truthy().unwrap_or(true)
 }
 
@@ -98,7 +100,7 @@ fn text(py: Python<'_>, b: &[u8], decode: bool) -> PyResult<Py<PyAny>> {
 }
 
 /// A raw reply as redis-py returns it before any callback (decoded when asked).
-fn raw(py: Python<'_>, r: &Reply, f: &Fast) -> PyResult<Py<PyAny>> {
+pub(crate) fn raw(py: Python<'_>, r: &Reply, f: &Fast) -> PyResult<Py<PyAny>> {
     match r {
         Reply::Bulk(b) => text(py, b, f.decode),
         Reply::Status(s) => text(py, s.as_bytes(), f.decode),
@@ -217,7 +219,7 @@ fn read_reply(py: Python<'_>, r: &Reply, f: &Fast) -> PyResult<Py<PyAny>> {
     }
 }
 
-fn int_reply(py: Python<'_>, r: &Reply, f: &Fast) -> PyResult<Py<PyAny>> {
+pub(crate) fn int_reply(py: Python<'_>, r: &Reply, f: &Fast) -> PyResult<Py<PyAny>> {
     match r {
         Reply::Int(i) => Ok(i.into_pyobject(py)?.into_any().unbind()),
         other => raw(py, other, f),
@@ -226,7 +228,7 @@ fn int_reply(py: Python<'_>, r: &Reply, f: &Fast) -> PyResult<Py<PyAny>> {
 
 impl NativeClient {
     /// The native configuration, decided on first use by `Redis._native_config()`.
-    fn fast<'a>(&'a self, slf: &Bound<'_, Self>) -> PyResult<Option<&'a Fast>> {
+    pub(crate) fn fast<'a>(&'a self, slf: &Bound<'_, Self>) -> PyResult<Option<&'a Fast>> {
         if self.off.load(Ordering::Relaxed) {
             return Ok(None);
         }
@@ -256,7 +258,7 @@ impl NativeClient {
         Ok(self.fast.get().and_then(|f| f.as_ref()))
     }
 
-    fn run(py: Python<'_>, f: &Fast, args: &Args<'_>) -> PyResult<Reply> {
+    pub(crate) fn run(py: Python<'_>, f: &Fast, args: &Args<'_>) -> PyResult<Reply> {
         let refs: Vec<&[u8]> = args.iter().map(|c| c.as_ref()).collect();
         f.store.get().run(py, &refs, f.db, f.wire)
     }
@@ -267,7 +269,7 @@ fn push_obj<'a>(py: Python<'_>, args: &mut Args<'a>, obj: &'a Bound<'_, PyAny>) 
     Ok(())
 }
 
-fn push_int(args: &mut Args<'_>, n: i64) {
+pub(crate) fn push_int(args: &mut Args<'_>, n: i64) {
     args.push(Cow::Owned(n.to_string().into_bytes()));
 }
 

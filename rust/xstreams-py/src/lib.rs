@@ -5,6 +5,7 @@
 
 mod arrow;
 mod client;
+mod client_commands;
 mod convert;
 mod errors;
 mod inspect;

@@ -3,7 +3,8 @@
 One ``local[2]`` session per test process (starting one takes ~9 s): every test module
 imports the ``spark`` fixture from here, and all of them get the same session. Python
 workers run ``sys.executable`` (``PYSPARK_PYTHON``), so they import the xstreams wheel
-installed in the test environment.
+installed in the test environment. No test registers the ``xstreams`` data source:
+PySpark finds it (the ``pyspark_xstreams`` module of the wheel).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ def get_spark() -> Any:
     if _SESSION is None:
         os.environ["PYSPARK_PYTHON"] = sys.executable
         os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-        import xstreams.spark as xs
         from pyspark.sql import SparkSession
 
         _SESSION = (
@@ -39,7 +39,6 @@ def get_spark() -> Any:
             .getOrCreate()
         )
         _SESSION.sparkContext.setLogLevel("ERROR")
-        xs.register(_SESSION)
         atexit.register(_SESSION.stop)
     return _SESSION
 

@@ -154,3 +154,17 @@ def test_argument_checks(spark):  # noqa: F811
         xs.dedup(df, iid="iid", content=["rid"])
     with pytest.raises(ValueError, match="maxsize"):
         xs.dedup(df, maxsize=0)
+
+
+def test_keep_first_is_the_rows_that_are_not_duplicates(spark):  # noqa: F811
+    rows = make_events(4, producers=4, per_producer=90)
+    want = reference(rows, iid="iid", order="ord", duration=2, maxsize=8)
+    df = spark.createDataFrame([tuple(r[c] for c in SCHEMA_COLS) for r in rows], SCHEMA)
+    out = xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=8, order="ord",
+                   keep="first")  # fmt: skip
+    assert out.columns == [*df.columns, "entry_id"]
+    got = {r.rid: r.entry_id for r in out.select("rid", "entry_id").collect()}
+    assert got == {rid: eid for rid, (eid, dup, _) in want.items() if not dup}
+    assert len(got) < len(rows)
+    with pytest.raises(ValueError, match="keep"):
+        xs.dedup(df, keep="last")

@@ -91,8 +91,16 @@ def _large_strings(df: DataFrame) -> bool:
 # ---------------------------------------------------------------------------------- dedup
 
 
+_DEDUP_CHUNK = 131_072  # rows per engine call: large enough to amortise, small in memory
+
+
 class _DedupPartition:
-    """The ``mapInArrow`` function of :func:`dedup` (picklable, runs on executors)."""
+    """The ``mapInArrow`` function of :func:`dedup` (picklable, runs on executors).
+
+    It takes the whole partition (every producer's rows are in one partition), sorts it
+    by (producer, time, ties) itself -- Arrow's sort, no Spark sort stage -- and runs the
+    engine's IDMP over the sorted rows in large chunks.
+    """
 
     def __init__(
         self,
@@ -100,17 +108,29 @@ class _DedupPartition:
         iid: Optional[str],
         content: Optional[List[str]],
         time: str,
+        ties: List[str],
         duration: int,
         maxsize: int,
         large: bool,
+        keep: str,
     ) -> None:
         self.producer = producer
         self.iid = iid
         self.content = content
         self.time = time
+        self.ties = ties
         self.duration = int(duration)
         self.maxsize = int(maxsize)
         self.large = large
+        self.keep = keep
+
+    def _sorted(self, table: Any) -> Any:
+        import pyarrow.compute as pc
+
+        keys = [(c, "ascending") for c in (self.producer, self.time, *self.ties)]
+        # Spark's ascending sort puts nulls first; so does the reference.
+        idx = pc.sort_indices(table, sort_keys=keys, null_placement="at_start")
+        return table.take(idx)
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -119,6 +139,11 @@ class _DedupPartition:
         import xstreams
 
         id_type = pa.large_string() if self.large else pa.string()
+        got = [b for b in batches if b.num_rows]
+        if not got:
+            return
+        table = self._sorted(pa.Table.from_batches(got))
+        del got
         store = xstreams.Store(
             config={
                 "stream-idmp-duration": self.duration,
@@ -126,15 +151,9 @@ class _DedupPartition:
             }
         )
         fields = self.content if self.content is not None else [self.iid]
+        names = [*table.schema.names, *_DEDUP_COLUMNS]
         try:
-            for batch in batches:
-                if batch.num_rows == 0:
-                    empty = pa.array([], id_type)
-                    yield pa.RecordBatch.from_arrays(
-                        [*batch.columns, empty, pa.array([], pa.bool_()), empty],
-                        names=[*batch.schema.names, *_DEDUP_COLUMNS],
-                    )
-                    continue
+            for batch in table.to_batches(max_chunksize=_DEDUP_CHUNK):
                 res = store.xadd_batch(
                     None,
                     batch,
@@ -154,10 +173,15 @@ class _DedupPartition:
                 ids = res.column("id")
                 if ids.type != id_type:
                     ids = ids.cast(id_type)
-                yield pa.RecordBatch.from_arrays(
-                    [*batch.columns, ids, res.column("duplicate"), ids],
-                    names=[*batch.schema.names, *_DEDUP_COLUMNS],
-                )
+                dup = res.column("duplicate")
+                if self.keep == "first":
+                    keep = pc.invert(dup)
+                    yield pa.RecordBatch.from_arrays(
+                        [*batch.filter(keep).columns, ids.filter(keep)],
+                        names=[*table.schema.names, "entry_id"],
+                    )
+                else:
+                    yield pa.RecordBatch.from_arrays([*batch.columns, ids, dup, ids], names=names)
         finally:
             store.close()
 
@@ -172,6 +196,7 @@ def dedup(
     maxsize: int = 100,
     order: Optional[str] = None,
     partitions: Optional[int] = None,
+    keep: str = "all",
 ) -> DataFrame:
     """``df`` with ``entry_id`` (string), ``duplicate`` (bool) and ``original_id``.
 
@@ -188,8 +213,17 @@ def dedup(
     first added for that IID. ``original_id`` is the ID of the first occurrence, the
     same value by construction (kept to make joins read naturally). Keep ``~duplicate``
     rows to deduplicate. ``partitions`` sets the number of shuffle partitions (default:
-    ``spark.sql.shuffle.partitions``, coalesced by adaptive execution).
+    ``spark.sql.shuffle.partitions``).
+
+    ``keep="first"``: only the rows that are not duplicates (each IID's first
+    occurrence in its window), with ``entry_id`` and without the other two columns.
+
+    Each partition (all rows of its producers) is sorted inside the Python worker by
+    Arrow, not by a Spark sort stage, so a task holds its whole partition in memory:
+    raise ``partitions`` for inputs larger than the executors' memory allows.
     """
+    if keep not in ("all", "first"):
+        raise ValueError(f'keep must be "all" or "first", got {keep!r}')
     if content is not None:
         if iid is not _UNSET and iid is not None:
             raise ValueError("give iid or content, not both")
@@ -213,16 +247,16 @@ def dedup(
             raise ValueError(f"the DataFrame already has a column {c!r}")
     ties = [order] if order is not None else ([iid] if iid else list(content or []))
     parted = df.repartition(partitions, producer) if partitions else df.repartition(producer)
-    parted = parted.sortWithinPartitions(producer, time, *ties)
-    schema = StructType(
-        [
-            *df.schema.fields,
-            StructField("entry_id", StringType(), True),
+    extra = [StructField("entry_id", StringType(), True)]
+    if keep == "all":
+        extra += [
             StructField("duplicate", BooleanType(), False),
             StructField("original_id", StringType(), True),
         ]
+    schema = StructType([*df.schema.fields, *extra])
+    fn = _DedupPartition(
+        producer, iid, content, time, ties, duration, maxsize, _large_strings(df), keep
     )
-    fn = _DedupPartition(producer, iid, content, time, duration, maxsize, _large_strings(df))
     return parted.mapInArrow(fn, schema)
 
 
@@ -468,18 +502,7 @@ class _Reader(DataSourceReader):
         self.rows_per_part = int(_option(options, "rowsPerPartition", 500_000))
         self.decode = str(_option(options, "decode", "true")).lower() != "false"
         self.schema = schema
-        self.field_schema = self._field_schema(schema)
-
-    @staticmethod
-    def _field_schema(schema: StructType) -> Any:
-        """The pyarrow schema of the typed field columns, or None (the ``fields`` map)."""
-        extra = [f for f in schema.fields if f.name not in _META]
-        if not extra:
-            return None
-        import pyarrow as pa
-        from pyspark.sql.pandas.types import to_arrow_type
-
-        return pa.schema([pa.field(f.name, to_arrow_type(f.dataType)) for f in extra])
+        self.field_schema = _field_schema(schema)
 
     def partitions(self) -> List[InputPartition]:
         from xstreams import _xstreams
@@ -498,36 +521,49 @@ class _Reader(DataSourceReader):
         return [_ReplayPartition(i, files, p) for i, p in enumerate(parts)]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        import pyarrow as pa
-
-        from xstreams import _xstreams
-
-        part = partition.part  # type: ignore[attr-defined]
-        if part is None:
-            return
-        files = partition.files  # type: ignore[attr-defined]
-        kw = dict(
-            group=self.group,
-            db=self.db,
-            decode=self.decode,
-            schema=self.field_schema,
-            signed=True,
+        return _read_replay_part(
+            partition, self.group, self.db, self.decode, self.field_schema, self.schema
         )
-        if part[1] == "full":
-            batches = _loaded_store(files).read(part, **kw)
-        else:
-            batches = _xstreams._replay_read(files, part, **kw)
-        from pyspark.sql.pandas.types import to_arrow_schema
 
-        target = to_arrow_schema(self.schema)
-        for b in batches:
-            cols = []
-            for f in target:
-                col = b.column(f.name)
-                if col.type != f.type:
-                    col = col.cast(f.type)
-                cols.append(col)
-            yield pa.RecordBatch.from_arrays(cols, schema=target)
+
+def _field_schema(schema: StructType) -> Any:
+    """The pyarrow schema of the typed field columns, or None (the ``fields`` map)."""
+    extra = [f for f in schema.fields if f.name not in _META]
+    if not extra:
+        return None
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    return pa.schema([pa.field(f.name, to_arrow_type(f.dataType)) for f in extra])
+
+
+def _read_replay_part(
+    partition: Any, group: Any, db: int, decode: bool, field_schema: Any, schema: StructType
+) -> Iterator[Any]:
+    """The batches of one planned part of a persisted store, in ``schema``'s columns."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from xstreams import _xstreams
+
+    part = partition.part
+    if part is None:
+        return
+    files = partition.files
+    kw = dict(group=group, db=db, decode=decode, schema=field_schema, signed=True)
+    if part[1] == "full":
+        batches = _loaded_store(files).read(part, **kw)
+    else:
+        batches = _xstreams._replay_read(files, part, **kw)
+    target = to_arrow_schema(schema)
+    for b in batches:
+        cols = []
+        for f in target:
+            col = b.column(f.name)
+            if col.type != f.type:
+                col = col.cast(f.type)
+            cols.append(col)
+        yield pa.RecordBatch.from_arrays(cols, schema=target)
 
 
 class XStreamsDataSource(DataSource):
@@ -563,3 +599,18 @@ class XStreamsDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return _Reader(self.options, schema)
+
+    def streamReader(self, schema: StructType) -> Any:
+        from .spark_source import StreamReader
+
+        return StreamReader(self.options, schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> Any:
+        from .spark_sink import BatchWriter
+
+        return BatchWriter(self.options, schema, overwrite)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> Any:
+        from .spark_sink import StreamWriter
+
+        return StreamWriter(self.options, schema, overwrite)

@@ -1,0 +1,235 @@
+"""``df.writeStream.format("xstreams")`` and ``df.write.format("xstreams")``: each row one
+``XADD`` to ``stream`` (with ``IDMP <producer> <iid>`` when those columns are given).
+
+Exactly once for streaming queries: the tasks of a micro-batch hand their rows (Arrow
+tables) to the driver in their commit messages, and the driver's ``commit(batchId)``
+appends every row of the batch together with a *marker* in one atomic step. The marker
+is a stream holding one entry ``batch <id>`` (the last micro-batch written) under the
+key ``xstreams:sink:<hash of the query id and stream>``; Spark's query id is kept in the
+checkpoint, so it is the same after a restart. A batch the marker already covers is
+skipped: a batch Spark re-runs after a kill is not written twice, however its rows are
+partitioned the second time.
+
+* ``url`` (a live server): ``WATCH`` the marker, read it, then ``MULTI``, the rows'
+  ``XADD``s, the marker's ``XADD``, ``EXEC`` (retried if the marker moved meanwhile).
+* ``path`` (a durable store): the commit opens the store, holding its write lock only
+  for the commit, and runs the rows and the marker as one atomic ``execute_many`` (one
+  ``MULTI`` block in the log: after a crash, all of it or none).
+
+A micro-batch goes through the driver's memory once: bound it with the source's
+``maxEntriesPerTrigger`` (and Spark's ``spark.driver.maxResultSize``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Iterator, List, Mapping, Optional
+
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import StructType
+
+from .spark_io import RowShape, as_text, connect, get_option, int_option, marker_key, target
+
+_CHUNK = 20_000
+_LOCK_WAIT_S = 30.0
+
+
+class SinkMessage(WriterCommitMessage):
+    """What a task reports: its partition, rows, and (``path``) its rows as a table."""
+
+    def __init__(
+        self, partition: int, rows: int, table: Any = None, query: str = "", skipped: bool = False
+    ) -> None:
+        self.partition = partition
+        self.rows = rows
+        self.table = table
+        self.query = query
+        self.skipped = skipped
+
+
+class _Sink:
+    def __init__(self, options: Mapping[str, Any], schema: StructType, overwrite: bool) -> None:
+        from .spark_io import stream_keys
+
+        if overwrite:
+            raise ValueError(
+                'xstreams: the sink appends entries; mode("overwrite") is not supported '
+                "(delete the stream first, then append)"
+            )
+        self.path, self.url = target(options)
+        keys = stream_keys(options)
+        if len(keys) != 1:
+            raise ValueError('xstreams: the sink writes one stream: give option("stream", <key>)')
+        self.stream = keys[0]
+        self.shape = RowShape(options, [f.name for f in schema.fields])
+        self.db = int_option(options, "db", 0, 0) or 0
+        self.fsync = str(get_option(options, "fsync", "everysec"))
+        if self.fsync not in ("always", "everysec", "no"):
+            from .spark_io import bad_option
+
+            raise bad_option("fsync", f"must be always, everysec or no, got {self.fsync!r}")
+
+    def _task(self) -> Any:
+        from pyspark import TaskContext
+
+        return TaskContext.get()
+
+    def _open_store(self) -> Any:
+        """The durable store, open for writing (waits a while for another writer's lock)."""
+        import xstreams
+
+        deadline = time.monotonic() + _LOCK_WAIT_S
+        while True:
+            try:
+                return xstreams.Store(self.path, fsync=self.fsync)  # type: ignore[arg-type]
+            except Exception as e:
+                if "lock" not in str(e).lower() or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def _commands(self, tables: List[Any]) -> Iterator[List[bytes]]:
+        key = self.stream.encode()
+        for t in tables:
+            if t is None or t.num_rows == 0:
+                continue
+            for b in t.to_batches(max_chunksize=_CHUNK):
+                yield from self.shape.commands(key, b)
+
+    def _check(self, replies: List[Any]) -> None:
+        for i, r in enumerate(replies):
+            if isinstance(r, Exception):
+                raise ValueError(f"xstreams sink: XADD of row {i} failed: {r}")
+
+
+def _marker_batch(reply: Any) -> int:
+    """The batch id a marker stream's last entry holds (-1: none)."""
+    if not reply:
+        return -1
+    fv = reply[0][1]
+    if isinstance(fv, dict):
+        fv = [x for kv in fv.items() for x in kv]
+    d = {as_text(k): as_text(v) for k, v in zip(fv[::2], fv[1::2])}
+    return int(d.get("batch", -1))
+
+
+class StreamWriter(_Sink, DataSourceStreamArrowWriter):
+    """The streaming sink (see the module doc)."""
+
+    def write(self, iterator: Iterator[Any]) -> SinkMessage:
+        tc = self._task()
+        batches = [b for b in iterator if b.num_rows]
+        rows = sum(b.num_rows for b in batches)
+        query = tc.getLocalProperty("sql.streaming.queryId") or ""
+        return SinkMessage(tc.partitionId(), rows, pa_table(batches) if batches else None, query)
+
+    def commit(self, messages: List[Optional[SinkMessage]], batchId: int) -> None:
+        got = sorted((m for m in messages if m is not None), key=lambda m: m.partition)
+        query = next((m.query for m in got if m.query), "")
+        tables = [m.table for m in got if m.table is not None]
+        marker = marker_key(query, self.stream)
+        mark = [b"XADD", marker.encode(), b"MAXLEN", b"1", b"*", b"batch", str(batchId).encode(),
+                b"query", query.encode(), b"stream", self.stream.encode()]  # fmt: skip
+        if self.url is not None:
+            self._commit_url(tables, marker, mark, batchId)
+            return
+        store = self._open_store()
+        try:
+            done = _marker_batch(
+                store.execute_command("XREVRANGE", marker, "+", "-", "COUNT", 1, db=self.db)
+            )
+            if done >= batchId:
+                return  # written before a restart: Spark re-ran the batch
+            cmds: List[List[bytes]] = list(self._commands(tables))
+            cmds.append(mark)
+            self._check(store.execute_many(cmds, db=self.db, atomic=True))
+        finally:
+            store.close()
+
+    def _commit_url(self, tables: List[Any], marker: str, mark: List[bytes], batch_id: int) -> None:
+        import redis
+
+        r = connect(self.url)  # type: ignore[arg-type]
+        try:
+            with r.pipeline(transaction=True) as pipe:
+                while True:
+                    try:
+                        pipe.watch(marker)
+                        got = pipe.execute_command("XREVRANGE", marker, "+", "-", "COUNT", 1)
+                        if _marker_batch(got) >= batch_id:
+                            pipe.unwatch()
+                            return  # written before a restart: Spark re-ran the batch
+                        pipe.multi()
+                        for argv in self._commands(tables):
+                            pipe.execute_command(*argv)
+                        pipe.execute_command(*mark)
+                        self._check(pipe.execute(raise_on_error=False))
+                        return
+                    except redis.WatchError:
+                        continue  # another commit of this query moved the marker: look again
+        finally:
+            r.close()
+
+    def abort(self, messages: List[Optional[SinkMessage]], batchId: int) -> None:
+        return None
+
+
+def pa_table(batches: List[Any]) -> Any:
+    import pyarrow as pa
+
+    if not batches:
+        return pa.table({})
+    return pa.Table.from_batches(batches)
+
+
+class BatchWriter(_Sink, DataSourceArrowWriter):
+    """``df.write.format("xstreams")``: appends; no marker (use IDMP options to make a
+    re-run add nothing)."""
+
+    def write(self, iterator: Iterator[Any]) -> SinkMessage:
+        tc = self._task()
+        part = tc.partitionId() if tc is not None else 0
+        batches = [b for b in iterator if b.num_rows]
+        rows = sum(b.num_rows for b in batches)
+        if self.path is not None:
+            return SinkMessage(part, rows, pa_table(batches) if batches else None)
+        r = connect(self.url)  # type: ignore[arg-type]
+        try:
+            pipe = r.pipeline(transaction=False)
+            n = 0
+            for argv in self._commands([pa_table(batches)] if batches else []):
+                pipe.execute_command(*argv)
+                n += 1
+                if n % _CHUNK == 0:
+                    self._check(pipe.execute(raise_on_error=False))
+            self._check(pipe.execute(raise_on_error=False))
+        finally:
+            r.close()
+        return SinkMessage(part, rows)
+
+    def commit(self, messages: List[Optional[SinkMessage]]) -> None:
+        if self.path is None:
+            return
+        got = sorted((m for m in messages if m is not None), key=lambda m: m.partition)
+        tables = [m.table for m in got if m.table is not None]
+        store = self._open_store()
+        try:
+            chunk: List[List[bytes]] = []
+            for argv in self._commands(tables):
+                chunk.append(argv)
+                if len(chunk) >= 100_000:
+                    self._check(store.execute_many(chunk, db=self.db, atomic=True))
+                    chunk = []
+            if chunk:
+                self._check(store.execute_many(chunk, db=self.db, atomic=True))
+        finally:
+            store.close()
+
+    def abort(self, messages: List[Optional[SinkMessage]]) -> None:
+        return None
+
+
+__all__ = ["StreamWriter", "BatchWriter", "SinkMessage"]

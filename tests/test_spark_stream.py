@@ -1,0 +1,430 @@
+"""The ``xstreams`` Structured Streaming source and sink on a local[2] SparkSession.
+
+* the source reads a durable store beside a running writer, and live servers (a real
+  redis-server and ``xstreams serve``), each entry exactly once, micro-batches capped by
+  ``maxEntriesPerTrigger``;
+* group mode (``group``/``consumer``): a query SIGKILLed part-way and restarted from its
+  checkpoint delivers every entry, loses none, and re-reads what its consumer had pending;
+* the sink: a query SIGKILLed mid-batch and restarted leaves every input row in the
+  stream exactly once (store directory and server, with and without IDMP options);
+* bad options fail with an error naming the option.
+
+No test calls ``xstreams.spark.register``: ``format("xstreams")`` is found by PySpark's
+data source lookup (``pyspark_xstreams``). Kill tests run the query in a child process
+(``spark_stream_child.py``) in its own process group and SIGKILL the group.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+import pytest
+import xstreams
+from server_support import ServerProcess
+from spark_stream_child import build
+from spark_support import spark  # noqa: F401
+
+pytest_plugins = ("client_support.fixtures",)
+pytestmark = pytest.mark.spark
+
+CHILD = Path(__file__).resolve().parent / "spark_stream_child.py"
+
+
+def wait_for(
+    cond: Callable[[], bool], timeout: float = 90, what: str = "", detail: Any = None
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            more = f" ({detail()})" if detail else ""
+            raise AssertionError(f"timed out waiting for {what}{more}")
+        time.sleep(0.2)
+
+
+def alive(q: Any) -> bool:
+    """True while the query runs; its error if it stopped with one."""
+    if not q.isActive and q.exception() is not None:
+        raise AssertionError(f"the query failed: {q.exception()}")
+    return True
+
+
+def connect(url: str) -> Any:
+    import redis
+
+    return redis.Redis.from_url(url)
+
+
+@pytest.fixture(scope="module")
+def serve_url():
+    with ServerProcess(debug=False) as srv:
+        yield f"redis://127.0.0.1:{srv.port}"
+
+
+@pytest.fixture(params=["redis", "serve"])
+def server_url(request, redis_server):
+    if request.param == "redis":
+        url = f"redis://{redis_server.host}:{redis_server.port}"
+    else:
+        url = request.getfixturevalue("serve_url")
+    r = connect(url)
+    r.flushall()
+    r.close()
+    return url
+
+
+def memory_rows(spark, name: str) -> List[Any]:  # noqa: F811
+    return spark.sql(f"SELECT * FROM {name}").collect()
+
+
+def run_child(cfg: Dict[str, Any], tmp_path: Path) -> subprocess.Popen:
+    log = open(tmp_path / "child.log", "wb")
+    return subprocess.Popen(
+        [sys.executable, str(CHILD), json.dumps(cfg)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=str(tmp_path),
+        start_new_session=True,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+    )
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=30)
+
+
+def child_failed(proc: subprocess.Popen, tmp_path: Path) -> str:
+    if proc.poll() is None:
+        return ""
+    return (tmp_path / "child.log").read_bytes().decode(errors="replace")[-3000:]
+
+
+# ----------------------------------------------------------------------------- source
+
+
+def test_source_from_a_store_beside_a_running_writer(spark, tmp_path):  # noqa: F811
+    path = str(tmp_path / "store")
+    writer = xstreams.Store(path, fsync="always")
+    try:
+        for i in range(300):
+            writer.execute_command("XADD", "ev", "*", "n", i)
+        q = (
+            spark.readStream.format("xstreams")
+            .option("path", path)
+            .option("stream", "ev")
+            .option("maxEntriesPerTrigger", 120)
+            .load()
+            .writeStream.format("memory")
+            .queryName("src_path")
+            .option("checkpointLocation", str(tmp_path / "ck"))
+            .trigger(processingTime="100 milliseconds")
+            .start()
+        )
+        try:
+            wait_for(lambda: len(memory_rows(spark, "src_path")) >= 300, what="first 300")
+            for i in range(300, 500):
+                writer.execute_command("XADD", "ev", "*", "n", i)
+            wait_for(lambda: len(memory_rows(spark, "src_path")) >= 500, what="500 rows")
+            time.sleep(0.5)
+            sizes = [p["numInputRows"] for p in q.recentProgress]
+        finally:
+            q.stop()
+        want = [e[0].decode() for e in writer.execute_command("XRANGE", "ev", "-", "+")]
+    finally:
+        writer.close()
+    rows = memory_rows(spark, "src_path")
+    assert sorted((r.ms, r.seq) for r in rows) == [tuple(map(int, i.split("-"))) for i in want]
+    assert sorted(int(r.fields["n"]) for r in rows) == list(range(500))
+    assert max(sizes) <= 120 and sum(sizes) == 500
+
+
+def test_source_from_servers_two_streams_typed(spark, server_url, tmp_path):  # noqa: F811
+    r = connect(server_url)
+    ids = {"a": [], "b": []}
+    for i in range(200):
+        for s in ("a", "b"):
+            ids[s].append(r.xadd(s, {"n": i, "tag": f"{s}{i}"}).decode())
+    q = (
+        spark.readStream.format("xstreams")
+        .schema("stream string, id string, ms long, seq long, n long, tag string")
+        .option("url", server_url)
+        .option("streams", '["a", "b"]')
+        .option("startingId", ids["a"][49])  # entries after it (b's IDs are all above)
+        .option("maxEntriesPerTrigger", 100)
+        .load()
+        .writeStream.format("memory")
+        .queryName("src_url")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .trigger(processingTime="100 milliseconds")
+        .start()
+    )
+    try:
+        want = len(ids["a"][50:]) + len([i for i in ids["b"] if i > ids["a"][49]])
+        wait_for(lambda: len(memory_rows(spark, "src_url")) >= want, what=f"{want} rows")
+        time.sleep(0.5)
+        sizes = [p["numInputRows"] for p in q.recentProgress]
+    finally:
+        q.stop()
+    rows = memory_rows(spark, "src_url")
+    got = {(x.stream, x.id) for x in rows}
+    assert len(rows) == len(got) == want
+    assert {i for s, i in got if s == "a"} == set(ids["a"][50:])
+    assert all(x.tag == f"{x.stream}{x.n}" for x in rows)
+    assert max(sizes) <= 100
+    r.close()
+
+
+# ------------------------------------------------------------------------- group mode
+
+
+@pytest.mark.slow
+def test_group_mode_kill_and_restart(spark, redis_server, tmp_path):  # noqa: F811
+    url = f"redis://{redis_server.host}:{redis_server.port}"
+    r = connect(url)
+    r.flushall()
+    all_ids = [r.xadd("ev", {"n": i}).decode() for i in range(400)]
+    cfg = {
+        "source": {"url": url, "stream": "ev", "group": "g", "consumer": "c1",
+                   "maxEntriesPerTrigger": "50"},
+        "select": ["id", "fields['n'] AS n"],
+        "slow": 0.3,
+        "json": str(tmp_path / "out"),
+        "checkpoint": str(tmp_path / "ck"),
+    }  # fmt: skip
+    proc = run_child(cfg, tmp_path)
+    pending_at_kill: List[str] = []
+    try:
+
+        def some_acked_some_pending() -> bool:
+            assert not child_failed(proc, tmp_path), child_failed(proc, tmp_path)
+            info = r.xinfo_groups("ev")
+            delivered = int(info[0]["entries-read"] or 0) if info else 0
+            pending = len(r.xpending_range("ev", "g", "-", "+", 1000, "c1")) if info else 0
+            return delivered >= 150 and 0 < pending < delivered
+
+        wait_for(some_acked_some_pending, what="acknowledged and pending entries")
+        pending_at_kill = [
+            p["message_id"].decode() for p in r.xpending_range("ev", "g", "-", "+", 1000, "c1")
+        ]
+    finally:
+        kill_group(proc)
+    assert pending_at_kill
+    # Restart from the checkpoint in this session: everything, exactly once, in the output.
+    cfg.pop("slow")
+    q = build(spark, cfg)
+    try:
+        wait_for(
+            lambda: (
+                alive(q)
+                and len(r.xpending_range("ev", "g", "-", "+", 1000, "c1")) <= 50
+                and int(r.xinfo_groups("ev")[0]["entries-read"]) == 400
+            ),
+            what="the restarted query to catch up",
+        )
+        wait_for(lambda: len(spark.read.json(str(tmp_path / "out")).collect()) >= 400)
+    finally:
+        q.stop()
+    out = spark.read.json(str(tmp_path / "out")).collect()
+    got = [x.id for x in out]
+    assert sorted(got) == sorted(all_ids)  # none lost, none twice (file sink + checkpoint)
+    assert set(pending_at_kill) <= set(got)
+    # What is still pending is at most the last batch (acknowledged by the next commit).
+    left = r.xpending_range("ev", "g", "-", "+", 1000, "c1")
+    assert len(left) < 400
+    r.close()
+
+
+# ---------------------------------------------------------------------------- the sink
+
+
+def _sink_store_rows(path: str, key: str) -> List[Dict[bytes, bytes]]:
+    s = xstreams.Store(path, read_only=True)
+    try:
+        if not s.execute_command("EXISTS", key):
+            return []
+        return [
+            dict(zip(fv[::2], fv[1::2])) for _, fv in s.execute_command("XRANGE", key, "-", "+")
+        ]
+    finally:
+        s.close()
+
+
+def _sink_url_rows(url: str, key: str) -> List[Dict[bytes, bytes]]:
+    r = connect(url)
+    try:
+        return [fv for _, fv in r.xrange(key)]
+    finally:
+        r.close()
+
+
+def _has_idmp(r: Any) -> bool:
+    import redis
+
+    try:
+        r.execute_command("XADD", "probe", "IDMP", "p", "i", "*", "f", "v")
+    except redis.ResponseError:
+        return False
+    r.delete("probe")
+    return True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where,idmp", [("path", False), ("redis", True)])
+def test_sink_exactly_once_after_a_kill_mid_batch(
+    spark,  # noqa: F811
+    tmp_path,
+    redis_server,
+    where,
+    idmp,  # noqa: F811
+):
+    src = str(tmp_path / "src")
+    w = xstreams.Store(src)
+    for i in range(600):
+        w.execute_command("XADD", "in", "*", "n", i, "pid", f"p{i % 7}")
+    w.close()
+    if where == "path":
+        sink = {"path": str(tmp_path / "dst"), "stream": "out"}
+        rows: Callable[[], List[Dict[bytes, bytes]]] = lambda: _sink_store_rows(  # noqa: E731
+            str(tmp_path / "dst"), "out"
+        )
+    else:
+        url = f"redis://{redis_server.host}:{redis_server.port}"
+        probe = connect(url)
+        probe.flushall()
+        if idmp and not _has_idmp(probe):
+            pytest.skip(f"redis-server {redis_server.version} has no XADD IDMP (8.6+)")
+        sink = {"url": url, "stream": "out"}
+        rows = lambda: _sink_url_rows(url, "out")  # noqa: E731
+    if idmp:
+        sink.update({"producer": "pid", "iid": "n"})
+    cfg = {
+        "source": {"path": src, "stream": "in", "maxEntriesPerTrigger": "100"},
+        "select": ["fields['n'] AS n", "fields['pid'] AS pid"],
+        "slow": 0.4,
+        "sink": sink,
+        "checkpoint": str(tmp_path / "ck"),
+    }
+    proc = run_child(cfg, tmp_path)
+    try:
+
+        def part_way() -> bool:
+            assert not child_failed(proc, tmp_path), child_failed(proc, tmp_path)
+            try:
+                n = len(rows())
+            except Exception:  # a store being written: try again
+                return False
+            return 150 <= n < 600
+
+        wait_for(part_way, what="the child to have written part of the input")
+    finally:
+        kill_group(proc)
+    cfg.pop("slow")
+    q = build(spark, cfg)
+    try:
+        wait_for(
+            lambda: alive(q) and len(rows()) >= 600,
+            what="the restarted query to catch up",
+            detail=lambda: f"{len(rows())} rows; progress {q.recentProgress[-3:]}",
+        )
+        time.sleep(1)  # a duplicate would show up now
+    finally:
+        q.stop()
+    assert q.exception() is None
+    got = sorted(int(x[b"n"]) for x in rows())
+    assert got == list(range(600))
+
+
+# ---------------------------------------------------------------------- batch writes
+
+
+def test_batch_write_to_a_store_and_a_server(spark, tmp_path, serve_url):  # noqa: F811
+    df = spark.createDataFrame(
+        [(f"p{i % 3}", f"i{i % 50}", i, float(i) / 2) for i in range(120)],
+        "pid string, iid string, n long, x double",
+    )
+    path = str(tmp_path / "dst")
+    for _ in range(2):  # a re-run adds nothing: IDMP
+        df.write.format("xstreams").option("path", path).option("stream", "s").option(
+            "producer", "pid"
+        ).option("iid", "iid").mode("append").save()
+    got = _sink_store_rows(path, "s")
+    assert len(got) == len({(i % 3, i % 50) for i in range(120)})
+    assert {(r[b"n"], r[b"x"]) for r in got} <= {
+        (str(i).encode(), repr(float(i) / 2).encode()) for i in range(120)
+    }
+    r = connect(serve_url)
+    r.flushall()
+    df.selectExpr("map('n', CAST(n AS STRING)) AS fields").write.format("xstreams").option(
+        "url", serve_url
+    ).option("stream", "m").option("maxlen", 100).mode("append").save()
+    assert r.xlen("m") == 100
+    assert {int(fv[b"n"]) for _, fv in r.xrange("m")} <= set(range(120))
+    r.close()
+
+
+# ------------------------------------------------------------------------ bad options
+
+
+def test_bad_options_name_the_option(spark, tmp_path):  # noqa: F811
+    from pyspark.sql.types import StructType
+    from xstreams.spark import DEFAULT_SCHEMA
+    from xstreams.spark_sink import StreamWriter
+    from xstreams.spark_source import StreamReader
+
+    base = {"path": str(tmp_path), "stream": "s"}
+    reader_cases = [
+        ({"maxEntriesPerTrigger": "ten"}, "maxEntriesPerTrigger"),
+        ({"maxEntriesPerTrigger": "0"}, "maxEntriesPerTrigger"),
+        ({"startingId": "yesterday"}, "startingId"),
+        ({"group": "g"}, "consumer"),
+        ({"group": "g", "consumer": "c"}, "group"),
+        ({"streams": "[1,"}, "streams"),
+        ({"url": "http://x"}, "url"),
+    ]
+    for extra, name in reader_cases:
+        with pytest.raises(ValueError, match=f'option\\("{name}"\\)'):
+            StreamReader({**base, **extra}, DEFAULT_SCHEMA)
+    with pytest.raises(ValueError, match="url"):
+        StreamReader({"stream": "s"}, DEFAULT_SCHEMA)
+    schema = StructType.fromJson(
+        {"type": "struct", "fields": [
+            {"name": "pid", "type": "string", "nullable": True, "metadata": {}},
+            {"name": "v", "type": "string", "nullable": True, "metadata": {}}]}
+    )  # fmt: skip
+    writer_cases = [
+        ({"producer": "pid"}, "iid"),
+        ({"producer": "nope", "iid": "v"}, "producer"),
+        ({"maxlen": "-1"}, "maxlen"),
+        ({"maxlen": "5", "minid": "1-1"}, "minid"),
+        ({"minid": "x"}, "minid"),
+        ({"fsync": "sometimes"}, "fsync"),
+    ]
+    for extra, name in writer_cases:
+        with pytest.raises(ValueError, match=f'option\\("{name}"\\)'):
+            StreamWriter({**base, **extra}, schema, False)
+    with pytest.raises(ValueError, match="overwrite"):
+        StreamWriter(base, schema, True)
+    # Through Spark: the query fails with the same message.
+    q = (
+        spark.readStream.format("xstreams")
+        .option("path", str(tmp_path))
+        .option("stream", "s")
+        .option("maxEntriesPerTrigger", "lots")
+        .load()
+        .writeStream.format("noop")
+        .option("checkpointLocation", str(tmp_path / "ck"))
+        .start()
+    )
+    with pytest.raises(Exception, match="maxEntriesPerTrigger"):
+        q.awaitTermination(60)
+    q.stop()

@@ -13,8 +13,13 @@ Rows (``run(quick) -> list[dict]``, each with ``bench``, ``method``, ``rows``,
   here) fed by a redis-py pipeline of 1000 commands per round trip.
 * ``dedup``: ``xstreams.spark.dedup`` (IDMP semantics: per producer, event time, window)
   vs Spark's ``dropDuplicates(["pid", "iid"])`` on the same cached DataFrame, both
-  written to Spark's ``noop`` sink, local[2]. Different questions (dropDuplicates has no
-  time window, size limit, order or entry IDs), same data and cluster.
+  written to Spark's ``noop`` sink, local[2], 1,000 producers, 10% retried sends; and vs
+  a ``row_number()`` over ``(pid, iid)`` ordered by time as a duplicate flag. Different
+  questions (no time window, size limit or entry IDs), same data and cluster.
+* ``stream``: the streaming source reading a compacted store into ``noop`` (one
+  trigger); the streaming sink with IDMP options (into a store directory) vs a streaming
+  ``dropDuplicatesWithinWatermark(["pid", "iid"])`` into ``noop``, the same input read
+  in the same number of micro-batches (rows/s from start to the last batch).
 
 Each figure is the best of ``reps`` runs. The machine may be shared: compare figures of
 one run with each other, not across runs.
@@ -199,43 +204,158 @@ def _spark() -> Any:
 
 def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str, Any]]:
     import xstreams.spark as xs
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     spark = _spark()
-    # 64 producers; every 5th event is re-sent 1..4 s later (same iid).
+    # 1,000 producers; every 10th event is re-sent 1..4 s later (same iid).
     base = spark.range(n).select(
-        F.concat(F.lit("p"), (F.col("id") % 64).cast("string")).alias("pid"),
+        F.concat(F.lit("p"), (F.col("id") % 1000).cast("string")).alias("pid"),
         F.concat(F.lit("e"), F.col("id").cast("string")).alias("iid"),
         (F.lit(NOW) + F.col("id") * 3).alias("ts"),
         (F.col("id") % 1000).alias("amount"),
     )
-    resent = base.where(F.col("amount") % 5 == 0).select(
+    resent = base.where(F.col("id") % 10 == 0).select(
         "pid", "iid", (F.col("ts") + 1000 + F.col("amount") % 3000).alias("ts"), "amount"
     )
     df = base.unionByName(resent).cache()
     rows = df.count()
     out = []
 
+    def noop(d: Any) -> None:
+        d.write.format("noop").mode("overwrite").save()
+
     def run_dedup() -> None:
-        xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=10_000).write.format(
-            "noop"
-        ).mode("overwrite").save()
+        noop(xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=10_000))
 
     def run_drop() -> None:
-        df.dropDuplicates(["pid", "iid"]).write.format("noop").mode("overwrite").save()
+        noop(df.dropDuplicates(["pid", "iid"]))
+
+    def run_row_number() -> None:
+        w = Window.partitionBy("pid", "iid").orderBy("ts")
+        noop(df.withColumn("duplicate", F.row_number().over(w) > 1))
 
     def run_scan() -> None:
-        df.write.format("noop").mode("overwrite").save()
+        noop(df)
 
     t = _best(run_scan, reps)
     out.append(_row("dedup", "Spark scan of the cached input (noop sink)", rows, t, "floor"))
-    t = _best(run_drop, reps)
-    out.append(_row("dedup", "Spark dropDuplicates([pid, iid])", rows, t, "no window/order"))
+    t_drop = _best(run_drop, reps)
+    out.append(_row("dedup", "Spark dropDuplicates([pid, iid])", rows, t_drop, "no window"))
+    t_rn = _best(run_row_number, reps)
+    out.append(_row("dedup", "Spark row_number() over (pid, iid) by ts", rows, t_rn, "flag"))
     t = _best(run_dedup, reps)
-    out.append(_row("dedup", "xstreams.spark.dedup (IDMP, 2 s window)", rows, t, "mapInArrow"))
-    log(f"dedup: {rows} rows")
+    note = f"{t_drop / t:.2f}x dropDuplicates, {t_rn / t:.2f}x row_number"
+    out.append(_row("dedup", "xstreams.spark.dedup (IDMP, 2 s window)", rows, t, note))
+    log(f"dedup: {rows} rows; {note}")
     df.unpersist()
-    spark.stop()
+    return out
+
+
+def _run_stream(query: Any) -> float:
+    t0 = time.perf_counter()
+    query.awaitTermination()
+    if query.exception() is not None:
+        raise RuntimeError(str(query.exception()))
+    return time.perf_counter() - t0
+
+
+def bench_streaming(n: int, log: Callable[[str], None]) -> List[Dict[str, Any]]:
+    """The streaming source from a store into noop; the sink with IDMP vs a streaming
+    ``dropDuplicatesWithinWatermark`` into noop, on the same input and micro-batches."""
+    import xstreams
+
+    spark = _spark()
+    work = tempfile.mkdtemp(prefix="xstreams-bench-stream-")
+    out = []
+    try:
+        src = os.path.join(work, "src")
+        st = xstreams.Store(src, fsync="no")
+        import pyarrow as pa
+
+        chunk = 100_000
+        for start in range(0, n, chunk):
+            m = min(chunk, n - start)
+            ids = list(range(start, start + m))
+            st.xadd_batch(
+                "ev",
+                pa.table(
+                    {
+                        "pid": [f"p{i % 1000}" for i in ids],
+                        "iid": [f"e{i - (i % 10 == 1)}" for i in ids],  # 10% retried sends
+                        "n": ids,
+                    }
+                ),
+            )
+        st.compact()
+        st.close()
+        log(f"streaming: store of {n} entries")
+
+        def source(cap: Optional[int] = None) -> Any:
+            r = spark.readStream.format("xstreams").option("path", src).option("stream", "ev")
+            if cap:
+                r = r.option("maxEntriesPerTrigger", cap)
+            return r.load()
+
+        def ck(name: str) -> str:
+            return os.path.join(work, f"ck-{name}-{time.monotonic_ns()}")
+
+        q = (
+            source()
+            .writeStream.format("noop")
+            .option("checkpointLocation", ck("src"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        t = _run_stream(q)
+        out.append(_row("stream", "source: store -> noop (one trigger)", n, t, "incl. planning"))
+        batches = 4
+        cap = -(-n // batches)
+        typed = "fields['pid'] AS pid", "fields['iid'] AS iid", "fields['n'] AS n"
+
+        def drive(w: Any) -> float:
+            q = w.option("checkpointLocation", ck("q")).trigger(processingTime="0 seconds")
+            q = q.start()
+            t0 = time.perf_counter()
+            while True:
+                done = sum(p["numInputRows"] for p in q.recentProgress)
+                if done >= n:
+                    break
+                if not q.isActive:
+                    raise RuntimeError(str(q.exception()))
+                time.sleep(0.05)
+            t = time.perf_counter() - t0
+            q.stop()
+            return t
+
+        t_wm = drive(
+            source(cap)
+            .selectExpr(*typed, "timestamp_millis(ms) AS ts")
+            .withWatermark("ts", "10 seconds")
+            .dropDuplicatesWithinWatermark(["pid", "iid"])
+            .writeStream.format("noop")
+        )
+        name = "dropDuplicatesWithinWatermark -> noop"
+        out.append(_row("stream", name, n, t_wm, f"{batches} batches"))
+        dst = os.path.join(work, "dst")
+        t_sink = drive(
+            source(cap)
+            .selectExpr(*typed)
+            .writeStream.format("xstreams")
+            .option("path", dst)
+            .option("stream", "out")
+            .option("producer", "pid")
+            .option("iid", "iid")
+            .option("fsync", "no")
+        )
+        note = f"{t_wm / t_sink:.2f}x dropDuplicatesWithinWatermark"
+        out.append(_row("stream", "xstreams sink (path, IDMP)", n, t_sink, note))
+        chk = xstreams.Store(dst, read_only=True)
+        kept = chk.execute_command("XLEN", "out")
+        chk.close()
+        log(f"streaming: sink kept {kept} of {n} ({note})")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return out
 
 
@@ -246,12 +366,24 @@ def run(quick: bool = True) -> List[Dict[str, Any]]:
         print(f"[bench_spark] {msg}", file=sys.stderr, flush=True)
 
     n_xadd, n_dedup, reps = (50_000, 200_000, 2) if quick else (500_000, 2_000_000, 3)
+    n_stream = 100_000 if quick else 1_000_000
     rows = bench_xadd(n_xadd, reps, log)
     try:
         rows += bench_dedup(n_dedup, reps, log)
+        rows += bench_streaming(n_stream, log)
     except Exception as e:  # pragma: no cover - no Java / pyspark
-        log(f"dedup skipped: {e}")
+        log(f"spark rows skipped: {e}")
     return rows
+
+
+def run_spark_only(quick: bool) -> List[Dict[str, Any]]:
+    """Only the Spark rows (``--spark-only``)."""
+
+    def log(msg: str) -> None:
+        print(f"[bench_spark] {msg}", file=sys.stderr, flush=True)
+
+    n_dedup, reps, n_stream = (200_000, 2, 100_000) if quick else (2_000_000, 3, 1_000_000)
+    return bench_dedup(n_dedup, reps, log) + bench_streaming(n_stream, log)
 
 
 def format_table(rows: List[Dict[str, Any]]) -> str:
@@ -270,5 +402,7 @@ def format_table(rows: List[Dict[str, Any]]) -> str:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--spark-only", action="store_true", help="only the Spark rows")
     args = ap.parse_args()
-    print(format_table(run(quick=args.quick)))
+    rows = run_spark_only(args.quick) if args.spark_only else run(quick=args.quick)
+    print(format_table(rows))

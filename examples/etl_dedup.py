@@ -53,7 +53,6 @@ def main(spark: Any = None, workdir: Optional[str] = None, events: int = 4000) -
     own = spark is None
     if own:
         spark = build_session()
-    xs.register(spark)
     workdir = workdir or tempfile.mkdtemp(prefix="xstreams-etl-")
     path = os.path.join(workdir, "store")
 
@@ -82,7 +81,7 @@ def main(spark: Any = None, workdir: Optional[str] = None, events: int = 4000) -
 
     # 3. Load the first occurrences (twice: the second run adds nothing). Their dedup
     #    entry_id identifies each one (a late retry has its own), so it is the load's IID.
-    opts = dict(producer="device", iid="entry_id", fields=["iid", "ts", "celsius"],
+    opts = dict(producer="device", iid="entry_id", fields=["device", "iid", "ts", "celsius"],
                 idmp_maxsize=10_000, idmp_duration=86_400)  # fmt: skip
     first = xs.load(kept, path, "readings", **opts)
     again = xs.load(kept, path, "readings", **opts)
@@ -115,6 +114,7 @@ def main(spark: Any = None, workdir: Optional[str] = None, events: int = 4000) -
         "reloaded": again["added"],
         "length": length,
         "unacked": n_unacked,
+        "unacked_without_device": unacked.where(F.col("device").isNull()).count(),
     }
     deduped.unpersist()
     if own:

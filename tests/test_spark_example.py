@@ -26,6 +26,7 @@ def test_etl_dedup_example(spark, tmp_path):  # noqa: F811
     assert res["loaded"] == res["sent"] - res["duplicates"] == res["length"]
     assert res["reloaded"] == 0
     assert res["unacked"] == res["length"] - 600
+    assert res["unacked_without_device"] == 0  # the load writes the device field
 
 
 STREAM_EXAMPLE = EXAMPLE.parent / "stream_idmp.py"

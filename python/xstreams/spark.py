@@ -2,7 +2,6 @@
 
     import xstreams.spark as xs
 
-    xs.register(spark)                       # enables spark.read.format("xstreams")
     out = xs.dedup(events, producer="pid", iid="iid", time="ts")
     xs.load(out.where(~out.duplicate), "/data/store", "events", producer="pid", iid="iid")
     df = (spark.read.format("xstreams").option("path", "/data/store")
@@ -11,13 +10,17 @@
 * :func:`dedup` answers, for every row, what ``XADD <producer> IDMP <pid> <iid> * ...``
   (or ``IDMPAUTO`` over content columns) would reply if each producer's rows were sent in
   event-time order with the server clock at the row's time: ``entry_id``, ``duplicate``
-  and ``original_id``. It partitions by producer, sorts within partitions and runs the
+  and ``original_id``. It partitions by producer and runs the
   engine's IDMP maps over Arrow batches (``mapInArrow``): no row goes through the driver.
+  Each partition is sorted in the Python worker by Arrow, not by a Spark sort stage.
 * :func:`load` appends a DataFrame to a stream of a durable store through
   ``Store.xadd_batch``, from exactly one task (a store has one writer), with IDMP options
   passed through so that re-running a failed job adds no duplicates.
 * ``spark.read.format("xstreams")`` (:class:`XStreamsDataSource`) reads a persisted store
-  (snapshot + logs) as a DataFrame, split into partitions by stream and ID range.
+  (snapshot + logs) as a DataFrame, split into partitions by stream and ID range;
+  ``readStream`` / ``write`` / ``writeStream`` with the same format are the streaming
+  source (``spark_source.py``) and the sinks (``spark_sink.py``). PySpark finds the
+  source by itself (``pyspark_xstreams``): :func:`register` is optional.
 
 How each works and what it costs: ``docs/spark.md``. Executors need ``xstreams`` (and
 ``pyarrow``) installed in the interpreter ``PYSPARK_PYTHON`` names.
@@ -69,7 +72,8 @@ _UNSET: Any = object()
 
 
 def register(spark: SparkSession) -> None:
-    """Register the ``xstreams`` data source with ``spark`` (once per session)."""
+    """Register the ``xstreams`` data source with ``spark`` explicitly. Not needed where
+    the workers' Python has xstreams installed: PySpark discovers ``pyspark_xstreams``."""
     spark.dataSource.register(XStreamsDataSource)
 
 

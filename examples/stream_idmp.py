@@ -30,7 +30,7 @@ import time
 from typing import Any, Dict, Optional
 
 
-def start_server() -> "tuple[subprocess.Popen, str]":
+def start_server() -> tuple[subprocess.Popen, str]:
     """``xstreams serve`` on a free loopback port (in memory)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -49,6 +49,16 @@ def start_server() -> "tuple[subprocess.Popen, str]":
             time.sleep(0.05)
     proc.kill()
     raise RuntimeError("xstreams serve did not start")
+
+
+def consumed_rows(spark: Any, out_dir: str) -> int:
+    """Rows the consumer query has written so far (0 before its first file)."""
+    from pyspark.errors import AnalysisException
+
+    try:
+        return spark.read.parquet(out_dir).count()
+    except AnalysisException:  # no Parquet file yet
+        return 0
 
 
 def main(spark: Any, workdir: str, url: str, rows_per_s: int = 200, seconds: float = 20) -> Dict:
@@ -103,15 +113,23 @@ def main(spark: Any, workdir: str, url: str, rows_per_s: int = 200, seconds: flo
         .start()
     )
     try:
-        time.sleep(seconds)
+        t0 = time.monotonic()
+        # Run for `seconds` (and until the first micro-batch is in: starting takes a while).
+        while time.monotonic() - t0 < seconds or (r.xlen("events") == 0 and ingest.isActive):
+            if time.monotonic() - t0 > seconds + 120:
+                raise RuntimeError("the ingest query wrote nothing in two minutes")
+            time.sleep(0.5)
         ingest.stop()
+        if ingest.exception() is not None:
+            raise RuntimeError(f"ingest failed: {ingest.exception()}")
         # Let the consumer catch up with what was ingested, then stop it.
         length = r.xlen("events")
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            done = spark.read.parquet(out_dir).count() if os.path.isdir(out_dir) else 0
-            if done >= length:
+            if consumed_rows(spark, out_dir) >= length:
                 break
+            if not consume.isActive:
+                raise RuntimeError(f"the consumer failed: {consume.exception()}")
             time.sleep(0.5)
     finally:
         ingest.stop()

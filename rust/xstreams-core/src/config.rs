@@ -19,6 +19,27 @@ pub struct Config {
     pub stream_idmp_duration: i64,
     /// `stream-idmp-maxsize`: default IDMP map size per producer of new streams.
     pub stream_idmp_maxsize: i64,
+    /// `maxmemory`: bytes of used memory (see [`crate::memory`]) above which commands
+    /// flagged `denyoom` are refused with the OOM error; 0 = no limit.
+    pub maxmemory: u64,
+    /// `maxmemory-policy`: only `noeviction` (the store never evicts keys).
+    pub maxmemory_policy: MaxmemoryPolicy,
+}
+
+/// What happens at `maxmemory`: xstreams never evicts, so only redis-server's
+/// `noeviction` exists (writes that may grow memory are refused; reads and deletes go on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MaxmemoryPolicy {
+    #[default]
+    NoEviction,
+}
+
+impl MaxmemoryPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            MaxmemoryPolicy::NoEviction => "noeviction",
+        }
+    }
 }
 
 impl Default for Config {
@@ -28,6 +49,8 @@ impl Default for Config {
             stream_node_max_bytes: 4096,
             stream_idmp_duration: 100,
             stream_idmp_maxsize: 100,
+            maxmemory: 0,
+            maxmemory_policy: MaxmemoryPolicy::NoEviction,
         }
     }
 }
@@ -38,7 +61,13 @@ pub const CONFIG_NAMES: &[&str] = &[
     "stream-node-max-bytes",
     "stream-idmp-duration",
     "stream-idmp-maxsize",
+    "maxmemory",
+    "maxmemory-policy",
 ];
+
+/// Settings that limit a running store but are not part of its data: a durable store
+/// does not log them (they come from whoever opens it).
+pub const LIMIT_NAMES: &[&str] = &["maxmemory", "maxmemory-policy"];
 
 /// Parse a memory amount the way Redis's `memtoull` does (`4096`, `4kb`, `1mb`, `2gb`,
 /// `1k` = 1000, case-insensitive).
@@ -75,6 +104,8 @@ impl Config {
             "stream-node-max-bytes" => self.stream_node_max_bytes.to_string(),
             "stream-idmp-duration" => self.stream_idmp_duration.to_string(),
             "stream-idmp-maxsize" => self.stream_idmp_maxsize.to_string(),
+            "maxmemory" => self.maxmemory.to_string(),
+            "maxmemory-policy" => self.maxmemory_policy.name().to_string(),
             _ => return None,
         })
     }
@@ -107,6 +138,16 @@ impl Config {
             }
             "stream-idmp-maxsize" => {
                 self.stream_idmp_maxsize = int_in(value, IDMP_MIN_MAXSIZE, IDMP_MAX_MAXSIZE)?
+            }
+            "maxmemory" => {
+                self.maxmemory = parse_memory(value)
+                    .ok_or_else(|| "argument must be a memory value".to_string())?
+            }
+            "maxmemory-policy" => {
+                if !value.eq_ignore_ascii_case("noeviction") {
+                    return Err(crate::error::MAXMEMORY_POLICY.to_string());
+                }
+                self.maxmemory_policy = MaxmemoryPolicy::NoEviction;
             }
             _ => {
                 return Err(format!(

@@ -204,6 +204,8 @@ pub struct Keyspace {
     last_sweep_ms: i64,
     /// Latest command time seen.
     pub last_now: i64,
+    /// Running estimate of used memory, for `maxmemory`.
+    pub mem: crate::memory::Gauge,
 }
 
 /// How often (store clock ms) the IDMP sweep runs (redis-server's cron does it once a
@@ -219,6 +221,7 @@ impl Keyspace {
             clock: Clock::system(),
             last_sweep_ms: i64::MIN,
             last_now: i64::MIN,
+            mem: crate::memory::Gauge::default(),
         }
     }
 

@@ -339,3 +339,15 @@ impl CmdError {
         CmdError::err("IID already exists for this producer with a different stream ID")
     }
 }
+
+/// `maxmemory` reached under `noeviction`: redis-server's reply to a `denyoom` command.
+pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+/// `maxmemory-policy` other than `noeviction` (xstreams never evicts keys).
+pub const MAXMEMORY_POLICY: &str = "argument must be 'noeviction' (xstreams never evicts keys)";
+
+impl CmdError {
+    /// The OOM error of `maxmemory` under `noeviction`.
+    pub fn oom() -> Self {
+        CmdError(OOM.into())
+    }
+}

@@ -29,6 +29,7 @@ pub mod group;
 pub mod id;
 pub mod idmp;
 pub mod lpsize;
+pub mod memory;
 pub mod node;
 pub mod num;
 pub mod persist;

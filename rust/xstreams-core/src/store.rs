@@ -622,7 +622,8 @@ impl Store {
         let mut st = self.shared.state.lock();
         st.ks.config.set(name, value)?;
         let v = st.ks.config.get(name).unwrap_or_default();
-        if let Some(j) = st.journal.as_mut() {
+        let limit = crate::config::LIMIT_NAMES.contains(&name.to_ascii_lowercase().as_str());
+        if let (Some(j), false) = (st.journal.as_mut(), limit) {
             j.append_config(&name.to_ascii_lowercase(), &v)
                 .map_err(|e| e.to_string())?;
         }

@@ -69,6 +69,14 @@ pub const CONFIG_NAMES: &[&str] = &[
 /// does not log them (they come from whoever opens it).
 pub const LIMIT_NAMES: &[&str] = &["maxmemory", "maxmemory-policy"];
 
+/// The settings a durable store keeps with its data ([`CONFIG_NAMES`] but the limits).
+pub fn data_names() -> impl Iterator<Item = &'static str> {
+    CONFIG_NAMES
+        .iter()
+        .copied()
+        .filter(|n| !LIMIT_NAMES.contains(n))
+}
+
 /// Parse a memory amount the way Redis's `memtoull` does (`4096`, `4kb`, `1mb`, `2gb`,
 /// `1k` = 1000, case-insensitive).
 pub fn parse_memory(v: &str) -> Option<u64> {

@@ -37,6 +37,19 @@ pub fn used_memory(ks: &Keyspace) -> u64 {
     dataset_bytes(ks) + BASE_OVERHEAD
 }
 
+/// Is used memory above `maxmemory` (when set)? Commands flagged `denyoom` are then
+/// refused (redis-server's `noeviction`).
+pub fn over_maxmemory(ks: &mut Keyspace) -> bool {
+    let limit = ks.config.maxmemory;
+    if limit == 0 {
+        return false;
+    }
+    let mut gauge = std::mem::take(&mut ks.mem);
+    let over = gauge.over(ks, limit);
+    ks.mem = gauge;
+    over
+}
+
 /// A running estimate of [`used_memory`] (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub struct Gauge {

@@ -1035,6 +1035,7 @@ fn cfg_strategy() -> impl Strategy<Value = Config> {
             stream_node_max_bytes: b,
             stream_idmp_duration: d,
             stream_idmp_maxsize: m,
+            ..Config::default()
         })
 }
 

@@ -1656,6 +1656,7 @@ fn config_strategy() -> impl Strategy<Value = Config> {
             stream_node_max_bytes: b,
             stream_idmp_duration: d,
             stream_idmp_maxsize: m,
+            ..Config::default()
         })
 }
 

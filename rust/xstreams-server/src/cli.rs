@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use xstreams_core::persist::Fsync;
 
-use crate::config::{DebugAccess, ServerConfig};
+use crate::config::{DebugAccess, ServerConfig, DYNAMIC_OPTIONS};
 
 /// Usage text.
 pub const USAGE: &str = "\
@@ -25,6 +25,20 @@ Options (redis-server's names; `--name value` or `--name=value`):
                               (default yes)
   --databases N               number of databases SELECT accepts, 1-16 (default 16)
   --maxclients N              maximum connected clients (default 10000)
+  --maxmemory BYTES           refuse commands that may grow memory (XADD, SET, ...)
+                              once the data passes BYTES (20mb, 1gb; 0 = no limit)
+  --maxmemory-policy noeviction
+                              the only policy (xstreams never evicts keys)
+  --timeout SECONDS           close clients idle that long (default 0 = never)
+  --client-output-buffer-limit normal HARD SOFT SECONDS
+                              disconnect clients whose unsent replies pass HARD bytes,
+                              or stay above SOFT bytes for SECONDS (default 0 0 0:
+                              none; the server then stops reading from a client that
+                              does not read its replies)
+  --client-query-buffer-limit BYTES
+                              disconnect clients whose unparsed requests pass BYTES
+                              (default 1gb)
+  --proto-max-bulk-len BYTES  largest bulk string a request may carry (default 512mb)
   --enable-debug-command no|yes|local
                               allow DEBUG (default no)
   --stream-node-max-entries N, --stream-node-max-bytes N,
@@ -92,7 +106,7 @@ pub fn parse(args: &[String]) -> Result<Action, String> {
             while i < args.len() && !(args[i].starts_with("--") && args[i].len() > 2) {
                 values.push(args[i].clone());
                 i += 1;
-                if name != "bind" {
+                if name != "bind" && name != "client-output-buffer-limit" {
                     break;
                 }
             }
@@ -149,6 +163,12 @@ pub fn parse(args: &[String]) -> Result<Action, String> {
             "appendonly" | "save" => {
                 // Accepted for compatibility with redis-server command lines: a store
                 // with --dir is always logged; there are no RDB snapshots to schedule.
+            }
+            n if DYNAMIC_OPTIONS.contains(&n) => {
+                if values.is_empty() {
+                    return Err(format!("--{n} needs a value"));
+                }
+                cfg.dynamic_config.push((n.to_string(), values.join(" ")));
             }
             n if xstreams_core::config::CONFIG_NAMES.contains(&n) => {
                 let v = one(&values)?;
@@ -212,5 +232,34 @@ mod tests {
         assert!(p(&["--nope", "1"]).is_err());
         assert!(p(&["redis.conf"]).is_err());
         assert_eq!(p(&["--bind", "127.0.0.1 ::1"]).unwrap().bind.len(), 2);
+    }
+
+    #[test]
+    fn limits() {
+        let c = p(&[
+            "--maxmemory",
+            "20mb",
+            "--client-output-buffer-limit",
+            "normal",
+            "1mb",
+            "512kb",
+            "10",
+            "--timeout",
+            "30",
+        ])
+        .unwrap();
+        assert_eq!(c.store_config, vec![("maxmemory".into(), "20mb".into())]);
+        assert_eq!(
+            c.dynamic_config,
+            vec![
+                (
+                    "client-output-buffer-limit".into(),
+                    "normal 1mb 512kb 10".into()
+                ),
+                ("timeout".into(), "30".into()),
+            ]
+        );
+        assert!(p(&["--maxmemory", "lots"]).is_err());
+        assert!(p(&["--maxmemory-policy", "allkeys-lru"]).is_err());
     }
 }

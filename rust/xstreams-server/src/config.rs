@@ -48,8 +48,13 @@ pub struct ServerConfig {
     pub databases: usize,
     pub maxclients: usize,
     pub enable_debug_command: DebugAccess,
-    /// Store settings (`stream-node-max-entries`, ...), applied after loading.
+    /// Store settings (`stream-node-max-entries`, `maxmemory`, ...), applied after
+    /// loading.
     pub store_config: Vec<(String, String)>,
+    /// Server settings CONFIG SET can change (`timeout`, `client-output-buffer-limit`,
+    /// `client-query-buffer-limit`, `proto-max-bulk-len`), applied at start as CONFIG SET
+    /// would apply them.
+    pub dynamic_config: Vec<(String, String)>,
     /// Handle SIGINT / SIGTERM itself (the binary); the Python entry point handles them
     /// in Python instead.
     pub handle_signals: bool,
@@ -72,6 +77,7 @@ impl Default for ServerConfig {
             maxclients: 10000,
             enable_debug_command: DebugAccess::No,
             store_config: Vec::new(),
+            dynamic_config: Vec::new(),
             handle_signals: false,
             threads: 0,
             verbose: true,
@@ -99,5 +105,34 @@ pub struct Dynamic {
     pub maxclients: usize,
     pub proto_max_bulk_len: i64,
     pub client_query_buffer_limit: u64,
+    /// Seconds of inactivity after which a client is closed; 0 = never.
     pub timeout: u64,
+    /// `client-output-buffer-limit` of the normal class.
+    pub output_limit: OutputLimit,
+}
+
+/// Names of the settings in [`Dynamic`] that `xstreams serve` also takes as options.
+pub const DYNAMIC_OPTIONS: &[&str] = &[
+    "timeout",
+    "client-output-buffer-limit",
+    "client-query-buffer-limit",
+    "proto-max-bulk-len",
+];
+
+/// redis-server's `client-output-buffer-limit` for normal clients: a client whose
+/// unsent replies exceed `hard` bytes, or stay above `soft` bytes for `soft_seconds`, is
+/// disconnected. 0 disables a limit (redis-server's default for normal clients is
+/// `0 0 0`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputLimit {
+    pub hard: u64,
+    pub soft: u64,
+    pub soft_seconds: u64,
+}
+
+impl OutputLimit {
+    /// Is any limit set?
+    pub fn enabled(&self) -> bool {
+        self.hard > 0 || self.soft > 0
+    }
 }

@@ -10,7 +10,7 @@
 //! Dependencies go one way: `conn` uses `admin`, `session`, `state`, `resp`, `out`;
 //! none of them uses `conn`. Only the accept loop (`server`) uses `conn`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,10 +18,12 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
+use tokio::sync::Notify;
 use xstreams_core::store::{Step, EXECABORT};
 use xstreams_core::Reply;
 
 use xstreams_core::command::table::{self, Flags, Scope, ServerCmd as Srv};
+use xstreams_core::memory;
 
 use crate::admin;
 use crate::errors;
@@ -66,6 +68,13 @@ impl Session {
         if self.auth_required() && !spec.flags.has(Flags::NO_AUTH) {
             self.count_rejected(Some(resolved.slot));
             self.reject(out, errors::NOAUTH);
+            return Flow::Next;
+        }
+        // maxmemory under noeviction: commands that may grow memory are refused before
+        // they are queued or run (rejected, as redis-server counts them).
+        if spec.flags.has(Flags::DENYOOM) && self.sh.store.with_keyspace(memory::over_maxmemory) {
+            self.count_rejected(Some(resolved.slot));
+            self.reject(out, xstreams_core::error::OOM);
             return Flow::Next;
         }
         if self.multi.is_some() {
@@ -199,27 +208,139 @@ enum Waited {
     Gone,
 }
 
-async fn write_out(wr: &mut OwnedWriteHalf, out: &mut Vec<u8>, conn: &mut Session) -> bool {
+/// The connection's writer: replies are handed to a task that writes them, so the
+/// connection knows how many bytes the client has not taken yet (its output buffer).
+struct Writer {
+    tx: tokio::sync::mpsc::UnboundedSender<Vec<u8>>,
+    task: tokio::task::JoinHandle<()>,
+    /// Bytes handed over and not yet written to the socket.
+    pending: Arc<AtomicUsize>,
+    /// Signalled whenever the task wrote something (or failed).
+    drained: Arc<Notify>,
+    failed: Arc<AtomicBool>,
+    /// Since when the output buffer is above the soft limit.
+    soft_since: Option<Instant>,
+}
+
+impl Writer {
+    fn new(mut wr: OwnedWriteHalf) -> Self {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+        let pending = Arc::new(AtomicUsize::new(0));
+        let drained = Arc::new(Notify::new());
+        let failed = Arc::new(AtomicBool::new(false));
+        let task = {
+            let (pending, drained, failed) = (pending.clone(), drained.clone(), failed.clone());
+            tokio::spawn(async move {
+                while let Some(buf) = rx.recv().await {
+                    if wr.write_all(&buf).await.is_err() {
+                        failed.store(true, Ordering::SeqCst);
+                        drained.notify_one();
+                        return;
+                    }
+                    pending.fetch_sub(buf.len(), Ordering::SeqCst);
+                    drained.notify_one();
+                }
+                let _ = wr.shutdown().await;
+            })
+        };
+        Writer {
+            tx,
+            task,
+            pending,
+            drained,
+            failed,
+            soft_since: None,
+        }
+    }
+
+    /// Send what the client has been told, then close (at most a few seconds for a
+    /// client that does not read).
+    async fn close(self) {
+        drop(self.tx);
+        let mut task = self.task;
+        if tokio::time::timeout(Duration::from_secs(5), &mut task)
+            .await
+            .is_err()
+        {
+            task.abort();
+        }
+    }
+
+    /// Drop what is unsent and close now.
+    fn abort(self) {
+        self.task.abort();
+    }
+}
+
+/// Why a connection must close after handing its replies over.
+enum WriteErr {
+    /// The socket failed, or the connection is being killed or the server stops.
+    Gone,
+    /// `client-output-buffer-limit` reached: close without sending the rest.
+    OverLimit,
+}
+
+/// Hand `out` to the writer. Without an output limit the connection then waits until the
+/// client has taken all but [`FLUSH_AT`] bytes (it stops reading commands from a client
+/// that does not read its replies: its memory stays bounded). With a limit, it goes on
+/// until the unsent bytes pass the limit, and the client is disconnected, as
+/// redis-server does.
+async fn write_out(
+    w: &mut Writer,
+    out: &mut Vec<u8>,
+    conn: &mut Session,
+    shutdown: &mut tokio::sync::watch::Receiver<bool>,
+) -> Result<(), WriteErr> {
     if out.is_empty() {
-        return true;
+        return Ok(());
     }
-    let ok = wr.write_all(out).await.is_ok();
-    conn.publish_counters(0, out.len() as u64);
-    out.clear();
-    if out.capacity() > 4 * 1024 * 1024 {
-        out.shrink_to(64 * 1024);
+    let n = out.len();
+    conn.publish_counters(0, n as u64);
+    let pending = w.pending.fetch_add(n, Ordering::SeqCst) + n;
+    let buf = std::mem::replace(out, Vec::with_capacity(16 * 1024));
+    if w.tx.send(buf).is_err() || w.failed.load(Ordering::SeqCst) {
+        return Err(WriteErr::Gone);
     }
-    ok
+    let limit = conn.sh.limits.output();
+    if limit.enabled() {
+        let pending = pending as u64;
+        if limit.hard > 0 && pending > limit.hard {
+            return Err(WriteErr::OverLimit);
+        }
+        if limit.soft > 0 && pending > limit.soft {
+            let since = *w.soft_since.get_or_insert_with(Instant::now);
+            if since.elapsed() >= Duration::from_secs(limit.soft_seconds) {
+                return Err(WriteErr::OverLimit);
+            }
+        } else {
+            w.soft_since = None;
+        }
+        return Ok(());
+    }
+    let me = conn.me.clone();
+    while w.pending.load(Ordering::SeqCst) > FLUSH_AT {
+        if w.failed.load(Ordering::SeqCst) {
+            return Err(WriteErr::Gone);
+        }
+        tokio::select! {
+            _ = w.drained.notified() => {}
+            _ = stopped(shutdown) => return Err(WriteErr::Gone),
+            _ = me.kill.notified() => return Err(WriteErr::Gone),
+        }
+    }
+    Ok(())
 }
 
 /// Serve one connection until it closes.
 pub async fn run(sh: Arc<Shared>, me: Arc<ClientHandle>, sock: TcpStream) {
-    let (mut rd, mut wr) = sock.into_split();
+    let (mut rd, wr) = sock.into_split();
+    let mut wr = Writer::new(wr);
     let mut conn = Session::new(sh.clone(), me.clone());
     let mut rbuf = BytesMut::with_capacity(16 * 1024);
     let mut out: Vec<u8> = Vec::with_capacity(16 * 1024);
     let mut parser = Parser::new();
     let mut shutdown = sh.shutdown.subscribe();
+    let mut ended: Option<WriteErr> = None;
     'conn: loop {
         let mut close = false;
         loop {
@@ -241,7 +362,9 @@ pub async fn run(sh: Arc<Shared>, me: Arc<ClientHandle>, sock: TcpStream) {
                         break;
                     }
                     Flow::Block(b) => {
-                        if !write_out(&mut wr, &mut out, &mut conn).await {
+                        if let Err(e) = write_out(&mut wr, &mut out, &mut conn, &mut shutdown).await
+                        {
+                            ended = Some(e);
                             break 'conn;
                         }
                         let (slot, started) = (b.slot, b.started);
@@ -264,11 +387,18 @@ pub async fn run(sh: Arc<Shared>, me: Arc<ClientHandle>, sock: TcpStream) {
                     break;
                 }
             }
-            if out.len() >= FLUSH_AT && !write_out(&mut wr, &mut out, &mut conn).await {
-                break 'conn;
+            if out.len() >= FLUSH_AT {
+                if let Err(e) = write_out(&mut wr, &mut out, &mut conn, &mut shutdown).await {
+                    ended = Some(e);
+                    break 'conn;
+                }
             }
         }
-        if !write_out(&mut wr, &mut out, &mut conn).await || close {
+        if let Err(e) = write_out(&mut wr, &mut out, &mut conn, &mut shutdown).await {
+            ended = Some(e);
+            break;
+        }
+        if close {
             break;
         }
         conn.publish_counters(0, 0);
@@ -290,6 +420,7 @@ pub async fn run(sh: Arc<Shared>, me: Arc<ClientHandle>, sock: TcpStream) {
             Some(w) if w > rbuf.len() => rbuf.reserve((w - rbuf.len()).min(1 << 20)),
             _ => rbuf.reserve(16 * 1024),
         }
+        let idle = sh.limits.timeout_secs();
         tokio::select! {
             r = rd.read_buf(&mut rbuf) => match r {
                 Ok(0) | Err(_) => break,
@@ -297,9 +428,37 @@ pub async fn run(sh: Arc<Shared>, me: Arc<ClientHandle>, sock: TcpStream) {
             },
             _ = stopped(&mut shutdown) => break,
             _ = me.kill.notified() => break,
+            // `timeout`: a client idle that long is closed (blocked clients wait in
+            // `wait_blocked`, which has no such limit, as in redis-server).
+            _ = idle_for(idle) => {
+                sh.log(&format!("Closing idle client id={} addr={}", me.id, me.addr));
+                break;
+            }
         }
     }
-    let _ = wr.shutdown().await;
+    match ended {
+        Some(WriteErr::OverLimit) => {
+            sh.stats
+                .output_buffer_limit_disconnections
+                .fetch_add(1, Ordering::Relaxed);
+            sh.log(&format!(
+                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                me.id, me.addr
+            ));
+            wr.abort();
+        }
+        Some(WriteErr::Gone) => wr.abort(),
+        None => wr.close().await,
+    }
+}
+
+/// Resolves after `secs` seconds; never when `secs` is 0.
+async fn idle_for(secs: u64) {
+    if secs == 0 {
+        std::future::pending::<()>().await
+    } else {
+        tokio::time::sleep(Duration::from_secs(secs)).await
+    }
 }
 
 async fn wait_blocked(

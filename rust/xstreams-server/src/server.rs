@@ -12,7 +12,8 @@ use tokio::sync::{watch, Notify};
 use xstreams_core::persist::Options;
 use xstreams_core::{Config, Store};
 
-use crate::config::{Dynamic, ServerConfig, ServerError};
+use crate::admin::config_set;
+use crate::config::{Dynamic, OutputLimit, ServerConfig, ServerError};
 use crate::conn;
 use crate::errors::{self, PROTECTED_MODE_ERROR};
 use crate::state::{
@@ -233,6 +234,7 @@ pub fn start(cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
             proto_max_bulk_len: crate::resp::DEFAULT_MAX_BULK_LEN,
             client_query_buffer_limit: 1024 * 1024 * 1024,
             timeout: 0,
+            output_limit: OutputLimit::default(),
         }),
         cfg,
         stats: Stats {
@@ -254,10 +256,19 @@ pub fn start(cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
         last_save_unix: AtomicI64::new(now_ms / 1000),
         peak_memory: AtomicU64::new(0),
         inert: Mutex::new(HashMap::new()),
-        memory_cache: Mutex::new(None),
         proto_max_bulk_len: AtomicI64::new(crate::resp::DEFAULT_MAX_BULK_LEN),
+        limits: Default::default(),
         query_buffer_limit: AtomicU64::new(1024 * 1024 * 1024),
     });
+    if !shared.cfg.dynamic_config.is_empty() {
+        let pairs: Vec<Vec<u8>> = shared
+            .cfg
+            .dynamic_config
+            .iter()
+            .flat_map(|(n, v)| [n.clone().into_bytes(), v.clone().into_bytes()])
+            .collect();
+        config_set(&shared, &pairs).map_err(ServerError)?;
+    }
     let done = Arc::new((Mutex::new(false), Condvar::new()));
     let sh = shared.clone();
     let done2 = done.clone();

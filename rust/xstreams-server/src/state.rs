@@ -11,7 +11,7 @@ use std::time::Instant;
 use tokio::sync::{watch, Notify};
 use xstreams_core::Store;
 
-use crate::config::{Dynamic, ServerConfig};
+use crate::config::{Dynamic, OutputLimit, ServerConfig};
 
 /// Server-wide counters (INFO stats).
 #[derive(Default)]
@@ -23,6 +23,7 @@ pub struct Stats {
     pub rejected_connections: AtomicU64,
     pub error_replies: AtomicU64,
     pub query_buffer_limit_disconnections: AtomicU64,
+    pub output_buffer_limit_disconnections: AtomicU64,
     pub errorstats: Mutex<BTreeMap<String, u64>>,
     /// Per command slot (see `table::slot_name`).
     pub cmdstats: Mutex<Vec<CmdStat>>,
@@ -48,6 +49,7 @@ impl Stats {
             &self.rejected_connections,
             &self.error_replies,
             &self.query_buffer_limit_disconnections,
+            &self.output_buffer_limit_disconnections,
         ] {
             a.store(0, Ordering::Relaxed);
         }
@@ -202,8 +204,8 @@ pub struct Shared {
     /// `proto-max-bulk-len` and `client-query-buffer-limit`, read on every request.
     pub proto_max_bulk_len: AtomicI64,
     pub query_buffer_limit: AtomicU64,
-    /// (when, bytes) of the last data-set size computed for INFO memory.
-    pub memory_cache: Mutex<Option<(Instant, u64)>>,
+    /// `timeout` and `client-output-buffer-limit`, read by every connection.
+    pub limits: LiveLimits,
     /// Values of parameters CONFIG SET accepts without effect.
     pub inert: Mutex<HashMap<String, String>>,
 }
@@ -265,4 +267,36 @@ impl Shared {
 /// Resolves once shutdown has been requested.
 pub async fn stopped(rx: &mut watch::Receiver<bool>) {
     let _ = rx.wait_for(|v| *v).await;
+}
+
+/// The limits connections check on every read and write, without a lock.
+#[derive(Default)]
+pub struct LiveLimits {
+    timeout_secs: AtomicU64,
+    out_hard: AtomicU64,
+    out_soft: AtomicU64,
+    out_soft_secs: AtomicU64,
+}
+
+impl LiveLimits {
+    pub fn set(&self, d: &Dynamic) {
+        self.timeout_secs.store(d.timeout, Ordering::Relaxed);
+        self.out_hard.store(d.output_limit.hard, Ordering::Relaxed);
+        self.out_soft.store(d.output_limit.soft, Ordering::Relaxed);
+        self.out_soft_secs
+            .store(d.output_limit.soft_seconds, Ordering::Relaxed);
+    }
+
+    /// Idle seconds before a client is closed (0 = never).
+    pub fn timeout_secs(&self) -> u64 {
+        self.timeout_secs.load(Ordering::Relaxed)
+    }
+
+    pub fn output(&self) -> OutputLimit {
+        OutputLimit {
+            hard: self.out_hard.load(Ordering::Relaxed),
+            soft: self.out_soft.load(Ordering::Relaxed),
+            soft_seconds: self.out_soft_secs.load(Ordering::Relaxed),
+        }
+    }
 }

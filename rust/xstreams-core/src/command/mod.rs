@@ -351,19 +351,6 @@ pub fn resolve<A: AsRef<[u8]>>(args: &[A]) -> CmdResult<Resolved> {
     table::resolve(args, Scope::Engine).map_err(|u| u.error)
 }
 
-/// Is used memory above `maxmemory` (when set)? Commands flagged `denyoom` are then
-/// refused (redis-server's `noeviction`).
-fn over_maxmemory(ks: &mut Keyspace) -> bool {
-    let limit = ks.config.maxmemory;
-    if limit == 0 {
-        return false;
-    }
-    let mut gauge = std::mem::take(&mut ks.mem);
-    let over = gauge.over(ks, limit);
-    ks.mem = gauge;
-    over
-}
-
 /// Execute one command. Errors become error replies; a blocking command that must wait
 /// returns [`Outcome::Block`].
 pub fn execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> Outcome {
@@ -376,7 +363,10 @@ pub fn execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> Outcome {
             return Outcome::Reply(e.clone().into());
         }
     }
-    if resolved.spec.flags.has(Flags::DENYOOM) && !ctx.replaying && over_maxmemory(ctx.ks) {
+    if resolved.spec.flags.has(Flags::DENYOOM)
+        && !ctx.replaying
+        && crate::memory::over_maxmemory(ctx.ks)
+    {
         return Outcome::Reply(CmdError::oom().into());
     }
     let Some(handler) = resolved.spec.handler() else {
@@ -388,7 +378,9 @@ pub fn execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> Outcome {
     };
     let reply = handler(ctx, args).unwrap_or_else(Reply::from);
     if ctx.dirty > 0 && ctx.ks.mem.tracking() {
-        ctx.ks.mem.note_write(args.iter().map(|a| a.len() as u64).sum());
+        ctx.ks
+            .mem
+            .note_write(args.iter().map(|a| a.len() as u64).sum());
     }
     if ctx.dirty > 0 {
         if let Some(p) = &mut ctx.prop {

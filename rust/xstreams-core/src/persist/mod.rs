@@ -257,7 +257,7 @@ pub struct Journal {
 
 fn config_lines(cfg: &Config) -> Vec<u8> {
     let mut out = Vec::new();
-    for n in crate::config::CONFIG_NAMES {
+    for n in crate::config::data_names() {
         log::encode_config(&mut out, n, &cfg.get(n).unwrap_or_default());
     }
     out
@@ -777,7 +777,9 @@ pub fn open(
                 kind: ErrorKind::Io,
                 message: m,
             })?;
-            log::encode_config(&mut tail, n, &ks.config.get(n).unwrap_or_default());
+            if !crate::config::LIMIT_NAMES.contains(&n.to_ascii_lowercase().as_str()) {
+                log::encode_config(&mut tail, n, &ks.config.get(n).unwrap_or_default());
+            }
         }
     }
     if !tail.is_empty() {

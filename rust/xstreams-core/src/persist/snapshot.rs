@@ -231,7 +231,7 @@ pub fn write<W: Write>(ks: &Keyspace, created_ms: i64, w: W) -> io::Result<u64> 
 
     let mut e = Enc(Vec::new());
     let cfg = &ks.config;
-    let names = crate::config::CONFIG_NAMES;
+    let names: Vec<&str> = crate::config::data_names().collect();
     e.u64(names.len() as u64);
     for n in names {
         e.bytes(n.as_bytes());

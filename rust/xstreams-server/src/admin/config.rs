@@ -4,6 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use super::args::{eq, lossy};
+use crate::config::OutputLimit;
 use crate::errors;
 use crate::errors::SYNTAX;
 use crate::out::Out;
@@ -41,7 +42,7 @@ impl Session {
                 self.error(out, SYNTAX);
                 return;
             }
-            match config_set(self, &args[2..]) {
+            match config_set(&self.sh, &args[2..]) {
                 Ok(()) => out.extend_from_slice(b"+OK\r\n"),
                 Err(e) => self.error(out, &e),
             }
@@ -74,8 +75,6 @@ const INERT: &[(&str, &str)] = &[
     ("save", ""),
     ("hz", "10"),
     ("loglevel", "notice"),
-    ("maxmemory", "0"),
-    ("maxmemory-policy", "noeviction"),
     ("tcp-keepalive", "300"),
     ("lazyfree-lazy-user-flush", "no"),
     ("lazyfree-lazy-user-del", "no"),
@@ -145,6 +144,13 @@ pub fn config_params(sh: &Shared) -> Vec<(String, String)> {
         d.client_query_buffer_limit.to_string(),
     ));
     v.push(("timeout".into(), d.timeout.to_string()));
+    v.push((
+        "client-output-buffer-limit".into(),
+        format!(
+            "normal {} {} {} {OTHER_CLASSES}",
+            d.output_limit.hard, d.output_limit.soft, d.output_limit.soft_seconds
+        ),
+    ));
     let stored = sh.inert.lock().unwrap();
     for (name, default) in INERT {
         let value = if *name == "appendonly" {
@@ -160,6 +166,42 @@ pub fn config_params(sh: &Shared) -> Vec<(String, String)> {
         }
     }
     v
+}
+
+/// The replica and pub/sub classes of `client-output-buffer-limit` CONFIG GET reports
+/// (redis-server's defaults; this server has neither kind of client).
+const OTHER_CLASSES: &str = "slave 268435456 67108864 60 pubsub 33554432 8388608 60";
+
+/// `client-output-buffer-limit "<class> <hard> <soft> <seconds> [...]"`: the normal
+/// class is kept; replica and pub/sub triples are checked and ignored.
+fn parse_output_limit(v: &str) -> Result<OutputLimit, String> {
+    let words: Vec<&str> = v.split_whitespace().collect();
+    if words.is_empty() || !words.len().is_multiple_of(4) {
+        return Err("Wrong number of arguments in buffer limit configuration.".into());
+    }
+    let mut limit = None;
+    for w in words.chunks(4) {
+        let class = w[0].to_ascii_lowercase();
+        if !matches!(class.as_str(), "normal" | "slave" | "replica" | "pubsub") {
+            return Err("Invalid client class specified in buffer limit configuration.".into());
+        }
+        let hard = xstreams_core::config::parse_memory(w[1]);
+        let soft = xstreams_core::config::parse_memory(w[2]);
+        let secs = xstreams_core::num::string2ll(w[3].as_bytes()).filter(|s| *s >= 0);
+        let (Some(hard), Some(soft), Some(secs)) = (hard, soft, secs) else {
+            return Err(
+                "Error in hard, soft or soft_seconds setting in buffer limit configuration.".into(),
+            );
+        };
+        if class == "normal" {
+            limit = Some(OutputLimit {
+                hard,
+                soft,
+                soft_seconds: secs as u64,
+            });
+        }
+    }
+    Ok(limit.unwrap_or_default())
 }
 
 fn parse_yes_no(v: &str) -> Result<bool, String> {
@@ -192,8 +234,7 @@ fn parse_mem(v: &str, lo: i64) -> Result<i64, String> {
 }
 
 /// CONFIG SET name value [name value ...]: all or nothing, with redis-server's errors.
-pub fn config_set(conn: &Session, pairs: &[Vec<u8>]) -> Result<(), String> {
-    let sh = &conn.sh;
+pub fn config_set(sh: &Shared, pairs: &[Vec<u8>]) -> Result<(), String> {
     let known: Vec<String> = config_params(sh).into_iter().map(|(n, _)| n).collect();
     let mut names: Vec<String> = Vec::new();
     let mut err: Option<String> = None;
@@ -246,6 +287,9 @@ pub fn config_set(conn: &Session, pairs: &[Vec<u8>]) -> Result<(), String> {
                 parse_mem(&value, 1024 * 1024).map(|n| dynamic.client_query_buffer_limit = n as u64)
             }
             "timeout" => parse_int(&value, 0, i32::MAX as i64).map(|n| dynamic.timeout = n as u64),
+            "client-output-buffer-limit" => {
+                parse_output_limit(&value).map(|l| dynamic.output_limit = l)
+            }
             n => {
                 inert_sets.push((n.to_string(), value.clone()));
                 Ok(())
@@ -260,6 +304,7 @@ pub fn config_set(conn: &Session, pairs: &[Vec<u8>]) -> Result<(), String> {
         .store(dynamic.proto_max_bulk_len, Ordering::Relaxed);
     sh.query_buffer_limit
         .store(dynamic.client_query_buffer_limit, Ordering::Relaxed);
+    sh.limits.set(&dynamic);
     *sh.dynamic.lock().unwrap() = dynamic;
     let mut stored = sh.inert.lock().unwrap();
     for (n, v) in inert_sets {

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
-use xstreams_core::db::Value;
+use xstreams_core::memory;
 
 use crate::session::Session;
 use crate::state::Shared;
@@ -59,35 +59,22 @@ fn cpu_times() -> (f64, f64) {
 struct KeyspaceStats {
     dbs: Vec<(usize, usize, i64)>,
     dataset_bytes: u64,
+    maxmemory: u64,
 }
 
-/// Keyspace figures. Key counts and expiry figures are exact; the data-set size walks
-/// every stream's nodes, so it is recomputed at most once a second (`with_memory`).
+/// Keyspace figures. Key counts and expiry figures are exact; the data-set size is the
+/// engine's own accounting (`xstreams_core::memory`), walked only when INFO memory asks.
 fn keyspace_stats(sh: &Shared, with_memory: bool) -> KeyspaceStats {
     let now = sh.store.now_ms();
-    let cached = {
-        let c = sh.memory_cache.lock().unwrap();
-        c.filter(|(at, _)| at.elapsed() < std::time::Duration::from_secs(1))
-            .map(|(_, b)| b)
-    };
-    let walk_memory = with_memory && cached.is_none();
-    let stats = sh.store.with_keyspace(|ks| {
+    sh.store.with_keyspace(|ks| {
         let mut dbs = Vec::new();
-        let mut bytes = 0u64;
         for db in &ks.dbs {
             let (mut expires, mut ttl_sum) = (0usize, 0i64);
             let keys = db.len();
-            for (k, e) in db.entries_in_order() {
+            for (_, e) in db.entries_in_order() {
                 if let Some(t) = e.expire_at {
                     expires += 1;
                     ttl_sum += (t - now).max(0);
-                }
-                if walk_memory {
-                    bytes += k.len() as u64 + 64;
-                    bytes += match &e.value {
-                        Value::Str(s) => s.len() as u64 + 16,
-                        Value::Stream(s) => s.heap_bytes() as u64,
-                    };
                 }
             }
             let avg = if expires > 0 {
@@ -99,18 +86,14 @@ fn keyspace_stats(sh: &Shared, with_memory: bool) -> KeyspaceStats {
         }
         KeyspaceStats {
             dbs,
-            dataset_bytes: bytes,
+            dataset_bytes: if with_memory {
+                memory::dataset_bytes(ks)
+            } else {
+                0
+            },
+            maxmemory: ks.config.maxmemory,
         }
-    });
-    if walk_memory {
-        *sh.memory_cache.lock().unwrap() = Some((std::time::Instant::now(), stats.dataset_bytes));
-        stats
-    } else {
-        KeyspaceStats {
-            dataset_bytes: cached.unwrap_or(0),
-            ..stats
-        }
-    }
+    })
 }
 
 const DEFAULT_SECTIONS: &[&str] = &[
@@ -220,14 +203,14 @@ pub fn info(conn: &Session, args: &[Vec<u8>]) -> String {
     if has("memory") {
         let ks = ks.as_ref().expect("computed");
         let rss = rss_bytes();
-        let used = ks.dataset_bytes + 1024 * 1024;
+        let used = ks.dataset_bytes + memory::BASE_OVERHEAD;
         let peak = sh.peak_memory.fetch_max(used, Ordering::Relaxed).max(used);
         let sys = total_system_memory();
         let body = format!(
             "used_memory:{used}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\n\
              used_memory_rss_human:{}\r\nused_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\n\
              used_memory_dataset:{}\r\ntotal_system_memory:{sys}\r\n\
-             total_system_memory_human:{}\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\n\
+             total_system_memory_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\n\
              maxmemory_policy:noeviction\r\nmem_fragmentation_ratio:{:.2}\r\n\
              mem_allocator:libc\r\n",
             human(used),
@@ -235,6 +218,8 @@ pub fn info(conn: &Session, args: &[Vec<u8>]) -> String {
             human(peak),
             ks.dataset_bytes,
             human(sys),
+            ks.maxmemory,
+            human(ks.maxmemory),
             if used > 0 {
                 rss as f64 / used as f64
             } else {
@@ -269,7 +254,7 @@ pub fn info(conn: &Session, args: &[Vec<u8>]) -> String {
              pubsub_patterns:0\r\ntotal_error_replies:{}\r\nunexpected_error_replies:0\r\n\
              total_reads_processed:0\r\ntotal_writes_processed:0\r\n\
              client_query_buffer_limit_disconnections:{}\r\n\
-             client_output_buffer_limit_disconnections:0\r\n",
+             client_output_buffer_limit_disconnections:{}\r\n",
             s.connections_received.load(Ordering::Relaxed),
             s.commands_processed.load(Ordering::Relaxed),
             s.instantaneous_ops(),
@@ -278,6 +263,7 @@ pub fn info(conn: &Session, args: &[Vec<u8>]) -> String {
             s.rejected_connections.load(Ordering::Relaxed),
             s.error_replies.load(Ordering::Relaxed),
             s.query_buffer_limit_disconnections.load(Ordering::Relaxed),
+            s.output_buffer_limit_disconnections.load(Ordering::Relaxed),
         );
         section(&mut out, "Stats", body);
     }

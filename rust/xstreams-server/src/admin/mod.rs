@@ -12,6 +12,8 @@ mod auth;
 mod client;
 pub(crate) mod command_docs;
 mod config;
+
+pub use config::config_set;
 mod info;
 mod server;
 

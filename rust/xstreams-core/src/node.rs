@@ -374,6 +374,18 @@ impl StreamNode {
         }
     }
 
+    /// Does any entry (tombstones included) come after an entry with an equal or greater
+    /// ID, or lie below the master ID? Only after XSETID moved the last ID back.
+    pub fn appended_below(&self) -> bool {
+        let master = self.master_id();
+        let mut prev: Option<StreamId> = None;
+        self.raw_iter().any(|e| {
+            let below = e.id < master || prev.is_some_and(|p| e.id <= p);
+            prev = Some(e.id);
+            below
+        })
+    }
+
     /// Every entry, tombstones included, in append order.
     fn raw_iter(&self) -> NodeIter<'_> {
         NodeIter {

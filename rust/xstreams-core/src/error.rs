@@ -338,6 +338,32 @@ impl CmdError {
     pub fn xidmprecord_conflict() -> Self {
         CmdError::err("IID already exists for this producer with a different stream ID")
     }
+
+    // DUMP / RESTORE (redis-server's cluster.c) and RDB files.
+    pub fn busykey() -> Self {
+        CmdError("BUSYKEY Target key name already exists.".into())
+    }
+    pub fn restore_invalid_ttl() -> Self {
+        CmdError::err("Invalid TTL value, must be >= 0")
+    }
+    pub fn restore_invalid_idletime() -> Self {
+        CmdError::err("Invalid IDLETIME value, must be >= 0")
+    }
+    pub fn restore_invalid_freq() -> Self {
+        CmdError::err("Invalid FREQ value, must be >= 0 and <= 255")
+    }
+    pub fn dump_payload_wrong() -> Self {
+        CmdError::err("DUMP payload version or checksum are wrong")
+    }
+    pub fn bad_data_format() -> Self {
+        CmdError::err("Bad data format")
+    }
+    /// A valid payload of a type xstreams does not store (redis-server would accept it).
+    pub fn restore_unsupported_type(type_name: &str) -> Self {
+        CmdError::err(format!(
+            "DUMP payload holds a {type_name} value; xstreams stores only streams and strings"
+        ))
+    }
 }
 
 /// `maxmemory` reached under `noeviction`: redis-server's reply to a `denyoom` command.

@@ -34,6 +34,7 @@ pub mod node;
 pub mod num;
 pub mod persist;
 pub mod rax;
+pub mod rdb;
 pub mod reply;
 pub mod store;
 pub mod stream;

@@ -134,6 +134,11 @@ pub struct EntryView<'a> {
 }
 
 impl<'a> EntryView<'a> {
+    /// Does the entry have exactly the master's fields (stored as values only)?
+    pub fn same_fields(&self) -> bool {
+        self.same_fields
+    }
+
     /// Number of field/value pairs.
     pub fn num_fields(&self) -> usize {
         if self.same_fields {
@@ -236,6 +241,41 @@ impl StreamNode {
         };
         node.push_entry(id, pairs, true);
         node
+    }
+
+    /// A node with master ID `master` and master fields `fields`, holding no entry yet
+    /// (for loading nodes written by redis-server, whose first entry may be deleted);
+    /// entries are then added with [`StreamNode::append`].
+    pub fn with_master(master: StreamId, fields: &[&[u8]]) -> StreamNode {
+        let mut buf = Vec::with_capacity(64);
+        put_varint(&mut buf, fields.len() as u64);
+        for f in fields {
+            put_varint(&mut buf, f.len() as u64);
+            buf.extend_from_slice(f);
+        }
+        StreamNode {
+            master,
+            last: master,
+            live: 0,
+            deleted: 0,
+            nfields_master: fields.len() as u32,
+            master_len: buf.len() as u32,
+            lp_body: lpsize::master_entry_bytes(fields),
+            buf,
+        }
+    }
+
+    /// The master entry's field names.
+    pub fn master_fields(&self) -> Vec<&[u8]> {
+        let mut p = 0;
+        let n = get_varint(&self.buf, &mut p) as usize;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let l = get_varint(&self.buf, &mut p) as usize;
+            out.push(&self.buf[p..p + l]);
+            p += l;
+        }
+        out
     }
 
     /// ID of the first entry ever added (the radix-tree key), even if since deleted.
@@ -387,7 +427,7 @@ impl StreamNode {
     }
 
     /// Every entry, tombstones included, in append order.
-    fn raw_iter(&self) -> NodeIter<'_> {
+    pub fn raw_iter(&self) -> NodeIter<'_> {
         NodeIter {
             node: self,
             front: self.master_len as usize,

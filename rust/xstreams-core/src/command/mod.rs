@@ -8,6 +8,7 @@
 //! decides which error the client sees.
 
 pub mod args;
+mod dump;
 mod keyspace;
 mod xack;
 mod xadd;

@@ -1,6 +1,6 @@
 //! The keyspace and generic commands' rows of the command table (data only).
 
-use super::super::keyspace;
+use super::super::{dump, keyspace};
 use super::f::*;
 use super::*;
 
@@ -45,4 +45,6 @@ pub(super) static ROWS: &[CommandSpec] = &[
     engine(m("swapdb", 3, &[WRITE, FAST], &["KEYSPACE", "DANGEROUS"], "server", "4.0.0", "Swaps two Redis databases."), keyspace::swapdb),
     engine(with_keys(m("set", -3, &[WRITE, DENYOOM], &["STRING"], "string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."), &[ks1(&["RW", "ACCESS", "UPDATE", "VARIABLE_FLAGS"], 1)], K1), keyspace::set),
     engine(with_keys(m("get", 2, &[READONLY, FAST], &["STRING"], "string", "1.0.0", "Returns the string value of a key."), RO_ACCESS, K1), keyspace::get),
+    engine(tips(with_keys(m("dump", 2, &[READONLY], KS, "generic", "2.6.0", "Returns a serialized representation of the value stored at a key."), RO_ACCESS, K1), ND), dump::dump),
+    engine(with_keys(m("restore", -4, &[WRITE, DENYOOM], &["KEYSPACE", "DANGEROUS"], "generic", "2.6.0", "Creates a key from the serialized representation of a value."), &[ks1(&["OW", "UPDATE"], 1)], K1), dump::restore),
 ];

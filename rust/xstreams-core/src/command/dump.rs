@@ -1,0 +1,99 @@
+//! DUMP and RESTORE: a key's value in Redis's serialization (see [`crate::rdb`]).
+
+use super::args::{int, is};
+use super::Ctx;
+use crate::error::{CmdError, CmdResult};
+use crate::rdb::{self, RestoreError};
+use crate::reply::Reply;
+
+/// `DUMP key`
+pub fn dump(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    let now = ctx.now;
+    match ctx.lookup(args[1]) {
+        None => Ok(Reply::Nil),
+        Some(e) => Ok(Reply::Bulk(rdb::dump_payload(&e.value, now))),
+    }
+}
+
+/// `RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]`
+///
+/// Checks in redis-server's order: options, an existing key, the TTL, the payload's
+/// footer, the payload. IDLETIME and FREQ are validated and otherwise ignored (xstreams
+/// keeps no LRU/LFU data).
+pub fn restore(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    let (mut replace, mut absttl) = (false, false);
+    let (mut idle, mut freq) = (None::<i64>, None::<i64>);
+    let mut j = 4;
+    while j < args.len() {
+        let additional = args.len() - j - 1;
+        if is(args[j], "replace") {
+            replace = true;
+        } else if is(args[j], "absttl") {
+            absttl = true;
+        } else if is(args[j], "idletime") && additional >= 1 && freq.is_none() {
+            let v = int(args[j + 1])?;
+            if v < 0 {
+                return Err(CmdError::restore_invalid_idletime());
+            }
+            idle = Some(v);
+            j += 1;
+        } else if is(args[j], "freq") && additional >= 1 && idle.is_none() {
+            let v = int(args[j + 1])?;
+            if !(0..=255).contains(&v) {
+                return Err(CmdError::restore_invalid_freq());
+            }
+            freq = Some(v);
+            j += 1;
+        } else {
+            return Err(CmdError::syntax());
+        }
+        j += 1;
+    }
+    let key = args[1];
+    let existed = ctx.exists(key);
+    if existed && !replace {
+        return Err(CmdError::busykey());
+    }
+    let mut ttl = int(args[2])?;
+    if ttl < 0 {
+        return Err(CmdError::restore_invalid_ttl());
+    }
+    let now = ctx.now;
+    let value = match rdb::restore_payload(args[3], now, &ctx.ks.config) {
+        Ok(v) => v,
+        Err(RestoreError::VersionOrChecksum) => return Err(CmdError::dump_payload_wrong()),
+        Err(RestoreError::BadFormat(_)) => return Err(CmdError::bad_data_format()),
+        Err(RestoreError::Unsupported(t)) => return Err(CmdError::restore_unsupported_type(t)),
+    };
+    if ttl != 0 && !absttl {
+        ttl = ttl.saturating_add(now);
+    }
+    let deleted = replace && existed && ctx.db().remove(key).is_some();
+    if ttl != 0 && ttl <= now {
+        // Already expired: nothing is created (an old key is still replaced).
+        if deleted {
+            ctx.signal(key);
+            ctx.dirty += 1;
+            if let Some(p) = &mut ctx.prop {
+                p.rewritten = Some(vec![b"DEL".to_vec(), key.to_vec()]);
+            }
+        }
+        return Ok(Reply::ok());
+    }
+    let tracked = matches!(&value, crate::db::Value::Stream(s) if s.idmp.is_tracked());
+    ctx.db().set(key, value, (ttl != 0).then_some(ttl));
+    if tracked {
+        ctx.track_idmp(key);
+    }
+    if ttl != 0 && !absttl {
+        if let Some(p) = &mut ctx.prop {
+            let mut argv: Vec<Vec<u8>> = args.iter().map(|a| a.to_vec()).collect();
+            argv[2] = ttl.to_string().into_bytes();
+            argv.push(b"ABSTTL".to_vec());
+            p.rewritten = Some(argv);
+        }
+    }
+    ctx.signal(key);
+    ctx.dirty += 1;
+    Ok(Reply::ok())
+}

@@ -131,9 +131,13 @@ class _DedupPartition:
     def _sorted(self, table: Any) -> Any:
         import pyarrow.compute as pc
 
-        keys = [(c, "ascending") for c in (self.producer, self.time, *self.ties)]
+        cols = (self.producer, self.time, *self.ties)
         # Spark's ascending sort puts nulls first; so does the reference.
-        idx = pc.sort_indices(table, sort_keys=keys, null_placement="at_start")
+        try:  # pyarrow >= 25: null placement per key
+            idx = pc.sort_indices(table, sort_keys=[(c, "ascending", "at_start") for c in cols])
+        except (TypeError, ValueError):  # older pyarrow: one placement for the sort
+            keys = [(c, "ascending") for c in cols]
+            idx = pc.sort_indices(table, sort_keys=keys, null_placement="at_start")
         return table.take(idx)
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:

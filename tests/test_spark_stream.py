@@ -302,7 +302,9 @@ def test_sink_exactly_once_after_a_kill_mid_batch(
         probe = connect(url)
         probe.flushall()
         if idmp and not _has_idmp(probe):
-            pytest.skip(f"redis-server {redis_server.version} has no XADD IDMP (8.6+)")
+            # An older redis-server (no XADD IDMP, < 8.6): the marker transaction is what
+            # this test is about, so run it without IDMP options rather than not at all.
+            idmp = False
         sink = {"url": url, "stream": "out"}
         rows = lambda: _sink_url_rows(url, "out")  # noqa: E731
     if idmp:

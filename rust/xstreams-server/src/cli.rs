@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use xstreams_core::persist::Fsync;
 
-use crate::config::{DebugAccess, ServerConfig, DYNAMIC_OPTIONS};
+use crate::config::{DebugAccess, ServerConfig, TlsAuthClients, TlsConfig, DYNAMIC_OPTIONS};
 
 /// Usage text.
 pub const USAGE: &str = "\
@@ -16,6 +16,12 @@ Serve an xstreams store over the Redis protocol (RESP2/RESP3).
 Options (redis-server's names; `--name value` or `--name=value`):
   --port PORT                 TCP port (default 6379)
   --bind ADDR [ADDR ...]      addresses to listen on (default 127.0.0.1)
+  --tls-port PORT             also (or, with --port 0, only) serve TLS on PORT
+  --tls-cert-file PATH, --tls-key-file PATH
+                              the server's certificate chain and key (PEM)
+  --tls-ca-cert-file PATH     CAs of client certificates (PEM)
+  --tls-auth-clients yes|no|optional
+                              require client certificates (default yes)
   --dir PATH                  durable store directory (the directory Store(path) uses);
                               without it the data lives in memory only
   --appendfsync always|everysec|no
@@ -76,6 +82,9 @@ pub fn parse(args: &[String]) -> Result<Action, String> {
     let mut cfg = ServerConfig::default();
     let mut i = 0;
     let mut bind: Option<Vec<String>> = None;
+    let mut tls_port: Option<u16> = None;
+    let (mut tls_cert, mut tls_key, mut tls_ca) = (None, None, None);
+    let mut tls_auth = TlsAuthClients::Yes;
     while i < args.len() {
         let a = &args[i];
         if a == "-h" || a == "--help" {
@@ -120,6 +129,14 @@ pub fn parse(args: &[String]) -> Result<Action, String> {
         };
         match name.as_str() {
             "port" => cfg.port = number("port", &one(&values)?)?,
+            "tls-port" => tls_port = Some(number("tls-port", &one(&values)?)?),
+            "tls-cert-file" => tls_cert = Some(PathBuf::from(one(&values)?)),
+            "tls-key-file" => tls_key = Some(PathBuf::from(one(&values)?)),
+            "tls-ca-cert-file" => tls_ca = Some(PathBuf::from(one(&values)?)),
+            "tls-auth-clients" => {
+                tls_auth = TlsAuthClients::parse(&one(&values)?)
+                    .ok_or_else(|| "--tls-auth-clients must be yes, no or optional".to_string())?
+            }
             "bind" => {
                 let mut v: Vec<String> = Vec::new();
                 for x in &values {
@@ -182,6 +199,21 @@ pub fn parse(args: &[String]) -> Result<Action, String> {
     }
     if let Some(b) = bind {
         cfg.bind = b;
+    }
+    // As redis-server: `--port 0` beside `--tls-port` listens on no plain TCP port
+    // (without TLS it keeps meaning "any free port", as it always did here).
+    cfg.tcp = !(cfg.port == 0 && tls_port.is_some_and(|p| p != 0));
+    if let Some(port) = tls_port.filter(|p| *p != 0) {
+        let (Some(cert_file), Some(key_file)) = (tls_cert, tls_key) else {
+            return Err("--tls-port needs --tls-cert-file and --tls-key-file".into());
+        };
+        cfg.tls = Some(TlsConfig {
+            port,
+            cert_file,
+            key_file,
+            ca_cert_file: tls_ca,
+            auth_clients: tls_auth,
+        });
     }
     Ok(Action::Serve(Box::new(cfg)))
 }
@@ -261,5 +293,33 @@ mod tests {
         );
         assert!(p(&["--maxmemory", "lots"]).is_err());
         assert!(p(&["--maxmemory-policy", "allkeys-lru"]).is_err());
+    }
+
+    #[test]
+    fn tls() {
+        let c = p(&[
+            "--port",
+            "0",
+            "--tls-port",
+            "6380",
+            "--tls-cert-file",
+            "s.crt",
+            "--tls-key-file",
+            "s.key",
+            "--tls-ca-cert-file",
+            "ca.crt",
+            "--tls-auth-clients",
+            "optional",
+        ])
+        .unwrap();
+        assert!(!c.tcp);
+        let tls = c.tls.unwrap();
+        assert_eq!(tls.port, 6380);
+        assert_eq!(tls.auth_clients, TlsAuthClients::Optional);
+        assert_eq!(tls.ca_cert_file, Some(PathBuf::from("ca.crt")));
+        assert!(p(&["--port", "0"]).unwrap().tcp);
+        assert!(p(&["--tls-port", "6380"]).is_err());
+        assert!(p(&["--tls-port", "1", "--tls-auth-clients", "maybe"]).is_err());
+        assert!(p(&[]).unwrap().tcp);
     }
 }

@@ -58,6 +58,10 @@ pub struct ServerConfig {
     /// Handle SIGINT / SIGTERM itself (the binary); the Python entry point handles them
     /// in Python instead.
     pub handle_signals: bool,
+    /// Listen for plain TCP on `port` (`--port 0` turns it off when TLS is on).
+    pub tcp: bool,
+    /// TLS listeners (`--tls-port` ...), on the same `bind` addresses.
+    pub tls: Option<TlsConfig>,
     /// Worker threads of the event loop (0 = one per CPU).
     pub threads: usize,
     /// Print log lines on stderr.
@@ -79,10 +83,47 @@ impl Default for ServerConfig {
             store_config: Vec::new(),
             dynamic_config: Vec::new(),
             handle_signals: false,
+            tcp: true,
+            tls: None,
             threads: 0,
             verbose: true,
         }
     }
+}
+
+/// redis-server's `tls-auth-clients`: must clients present a certificate signed by
+/// `tls-ca-cert-file`?
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TlsAuthClients {
+    Yes,
+    No,
+    Optional,
+}
+
+impl TlsAuthClients {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "yes" => Some(TlsAuthClients::Yes),
+            "no" => Some(TlsAuthClients::No),
+            "optional" => Some(TlsAuthClients::Optional),
+            _ => None,
+        }
+    }
+}
+
+/// TLS listeners, under redis-server's option names.
+#[derive(Clone, Debug)]
+pub struct TlsConfig {
+    /// `tls-port` (0 in the library API: a free port, as for `port`).
+    pub port: u16,
+    /// `tls-cert-file`: the server's certificate chain (PEM).
+    pub cert_file: PathBuf,
+    /// `tls-key-file`: its private key (PEM).
+    pub key_file: PathBuf,
+    /// `tls-ca-cert-file`: CAs that sign client certificates (PEM).
+    pub ca_cert_file: Option<PathBuf>,
+    /// `tls-auth-clients` (default `yes`, as redis-server).
+    pub auth_clients: TlsAuthClients,
 }
 
 /// Why the server could not start.

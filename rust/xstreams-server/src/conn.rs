@@ -15,9 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 use xstreams_core::store::{Step, EXECABORT};
 use xstreams_core::Reply;
@@ -223,7 +221,7 @@ struct Writer {
 }
 
 impl Writer {
-    fn new(mut wr: OwnedWriteHalf) -> Self {
+    fn new<W: AsyncWrite + Unpin + Send + 'static>(mut wr: W) -> Self {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
         let pending = Arc::new(AtomicUsize::new(0));
         let drained = Arc::new(Notify::new());
@@ -331,9 +329,12 @@ async fn write_out(
     Ok(())
 }
 
-/// Serve one connection until it closes.
-pub async fn run(sh: Arc<Shared>, me: Arc<ClientHandle>, sock: TcpStream) {
-    let (mut rd, wr) = sock.into_split();
+/// Serve one connection (plain TCP or TLS: its read and write halves) until it closes.
+pub async fn run<R, W>(sh: Arc<Shared>, me: Arc<ClientHandle>, mut rd: R, wr: W)
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let mut wr = Writer::new(wr);
     let mut conn = Session::new(sh.clone(), me.clone());
     let mut rbuf = BytesMut::with_capacity(16 * 1024);
@@ -461,10 +462,10 @@ async fn idle_for(secs: u64) {
     }
 }
 
-async fn wait_blocked(
+async fn wait_blocked<R: AsyncRead + Unpin>(
     conn: &mut Session,
     b: Blocked,
-    rd: &mut OwnedReadHalf,
+    rd: &mut R,
     rbuf: &mut BytesMut,
     shutdown: &mut tokio::sync::watch::Receiver<bool>,
 ) -> Waited {

@@ -6,6 +6,7 @@
 //! - [`config`]: what the server is started with, and what CONFIG SET may change.
 //! - `errors`: the server's own error texts (connection-level; engine errors are the
 //!   core's `error.rs`).
+//! - `tls`: the TLS acceptor (rustls) from the `tls-*` settings.
 //! - [`resp`], `out`: the request parser and the reply writer.
 //! - `state`: state shared by connections (clients, statistics, blocking keys).
 //! - `session`: one connection's state.
@@ -26,8 +27,9 @@ pub mod resp;
 pub mod server;
 mod session;
 mod state;
+mod tls;
 
-pub use config::{DebugAccess, ServerConfig, ServerError};
+pub use config::{DebugAccess, ServerConfig, ServerError, TlsAuthClients, TlsConfig};
 pub use server::{start, ServerHandle};
 
 /// The Redis version the server reports (the semantics it implements).

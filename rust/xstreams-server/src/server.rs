@@ -7,8 +7,10 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
+use tokio_rustls::TlsAcceptor;
 use xstreams_core::persist::Options;
 use xstreams_core::{Config, Store};
 
@@ -159,7 +161,29 @@ fn open_store(cfg: &ServerConfig) -> Result<Store, ServerError> {
     }
 }
 
-fn bind_all(cfg: &ServerConfig) -> Result<Vec<StdListener>, ServerError> {
+/// The listening sockets: plain TCP on `port` (unless turned off), TLS on `tls-port`;
+/// `true` marks a TLS one.
+fn bind_all(cfg: &ServerConfig) -> Result<Vec<(StdListener, bool)>, ServerError> {
+    let mut out = Vec::new();
+    if cfg.tcp {
+        for l in bind_port(cfg, cfg.port)? {
+            out.push((l, false));
+        }
+    }
+    if let Some(tls) = &cfg.tls {
+        for l in bind_port(cfg, tls.port)? {
+            out.push((l, true));
+        }
+    }
+    if out.is_empty() {
+        return Err(ServerError(
+            "Configured to not listen anywhere, exiting.".into(),
+        ));
+    }
+    Ok(out)
+}
+
+fn bind_port(cfg: &ServerConfig, port: u16) -> Result<Vec<StdListener>, ServerError> {
     let mut out = Vec::new();
     for a in &cfg.bind {
         let optional = a.starts_with('-');
@@ -167,9 +191,9 @@ fn bind_all(cfg: &ServerConfig) -> Result<Vec<StdListener>, ServerError> {
         let host = if host == "*" { "0.0.0.0" } else { host };
         let host = host.trim_matches(|c| c == '[' || c == ']');
         let addr = if host.contains(':') {
-            format!("[{host}]:{}", cfg.port)
+            format!("[{host}]:{port}")
         } else {
-            format!("{host}:{}", cfg.port)
+            format!("{host}:{port}")
         };
         match StdListener::bind(&addr) {
             Ok(l) => {
@@ -210,8 +234,9 @@ pub fn start(cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
     let listeners = bind_all(&cfg)?;
     let addrs: Vec<SocketAddr> = listeners
         .iter()
-        .filter_map(|l| l.local_addr().ok())
+        .filter_map(|(l, _)| l.local_addr().ok())
         .collect();
+    let acceptor = cfg.tls.as_ref().map(crate::tls::acceptor).transpose()?;
     let store = open_store(&cfg)?;
     let mut rt = tokio::runtime::Builder::new_multi_thread();
     rt.enable_all()
@@ -275,7 +300,7 @@ pub fn start(cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
     let thread = std::thread::Builder::new()
         .name("xstreams-serve-main".into())
         .spawn(move || {
-            rt.block_on(serve(sh.clone(), listeners));
+            rt.block_on(serve(sh.clone(), listeners, acceptor));
             // Let blocked waiters notice the shutdown, then release the runtime.
             rt.shutdown_timeout(Duration::from_secs(2));
             sh.store.close();
@@ -312,10 +337,14 @@ async fn terminate_signal() {
     std::future::pending::<()>().await
 }
 
-async fn serve(shared: Arc<Shared>, listeners: Vec<StdListener>) {
+async fn serve(
+    shared: Arc<Shared>,
+    listeners: Vec<(StdListener, bool)>,
+    acceptor: Option<TlsAcceptor>,
+) {
     let mut rx = shared.shutdown.subscribe();
     let mut tasks = tokio::task::JoinSet::new();
-    for l in listeners {
+    for (l, tls) in listeners {
         let l = match TcpListener::from_std(l) {
             Ok(l) => l,
             Err(e) => {
@@ -325,7 +354,8 @@ async fn serve(shared: Arc<Shared>, listeners: Vec<StdListener>) {
             }
         };
         let sh = shared.clone();
-        tasks.spawn(accept_loop(sh, l));
+        let tls = if tls { acceptor.clone() } else { None };
+        tasks.spawn(accept_loop(sh, l, tls));
     }
     if shared.cfg.handle_signals {
         let sh = shared.clone();
@@ -368,7 +398,7 @@ async fn serve(shared: Arc<Shared>, listeners: Vec<StdListener>) {
     while tasks.join_next().await.is_some() {}
 }
 
-async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
+async fn accept_loop(shared: Arc<Shared>, listener: TcpListener, tls: Option<TlsAcceptor>) {
     let mut rx = shared.shutdown.subscribe();
     let laddr = listener.local_addr().ok();
     loop {
@@ -391,25 +421,53 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             .fetch_add(1, Ordering::Relaxed);
         let laddr = sock.local_addr().ok().or(laddr);
         let sh = shared.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
-            accept_one(sh, sock, peer, laddr).await;
+            let _ = sock.set_nodelay(true);
+            match tls {
+                None => {
+                    let (rd, wr) = sock.into_split();
+                    accept_one(sh, rd, wr, peer, laddr).await;
+                }
+                Some(acceptor) => {
+                    let hs = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(sock)).await;
+                    match hs {
+                        Ok(Ok(s)) => {
+                            let (rd, wr) = tokio::io::split(s);
+                            accept_one(sh, rd, wr, peer, laddr).await;
+                        }
+                        Ok(Err(e)) => sh.log(&format!(
+                            "Error accepting a client connection: {e} (addr={peer})"
+                        )),
+                        Err(_) => sh.log(&format!(
+                            "Error accepting a client connection: TLS handshake timed out (addr={peer})"
+                        )),
+                    }
+                }
+            }
         });
     }
 }
 
-async fn accept_one(
+/// How long a TLS client may take to complete its handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+async fn accept_one<R, W>(
     shared: Arc<Shared>,
-    sock: TcpStream,
+    rd: R,
+    mut sock: W,
     peer: SocketAddr,
     laddr: Option<SocketAddr>,
-) {
+) where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     use tokio::io::AsyncWriteExt;
-    let _ = sock.set_nodelay(true);
     let dynamic = shared.dynamic();
-    let mut sock = sock;
     // redis-server: maxclients first, then protected mode.
     if shared.connected.load(Ordering::SeqCst) >= dynamic.maxclients {
         let _ = sock.write_all(errors::MAX_CLIENTS_LINE).await;
+        let _ = sock.shutdown().await;
         shared
             .stats
             .rejected_connections
@@ -418,6 +476,7 @@ async fn accept_one(
     }
     if dynamic.protected_mode && dynamic.requirepass.is_none() && !peer.ip().is_loopback() {
         let _ = sock.write_all(PROTECTED_MODE_ERROR.as_bytes()).await;
+        let _ = sock.shutdown().await;
         shared
             .stats
             .rejected_connections
@@ -447,7 +506,7 @@ async fn accept_one(
     });
     shared.connected.fetch_add(1, Ordering::SeqCst);
     shared.clients.lock().unwrap().insert(id, handle.clone());
-    conn::run(shared.clone(), handle, sock).await;
+    conn::run(shared.clone(), handle, rd, sock).await;
     shared.clients.lock().unwrap().remove(&id);
     shared.connected.fetch_sub(1, Ordering::SeqCst);
 }

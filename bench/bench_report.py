@@ -317,6 +317,51 @@ def scaling_sections(res: dict, cap: str) -> list[str]:
     return out
 
 
+# The drop-in client's targets (issue 11): workload key, label, peer, minimum ratio.
+CLIENT = "xstreams client"
+CLIENT_TARGETS = [
+    ("xadd-8", "XADD 8 B", "burner", 3.0),
+    ("xadd-64", "XADD 64 B", "burner", 3.0),
+    ("xadd-512", "XADD 512 B", "burner", 3.0),
+    ("xadd-8", "XADD 8 B", "xstreams raw", 0.8),
+    ("xadd-64", "XADD 64 B", "xstreams raw", 0.8),
+    ("xadd-512", "XADD 512 B", "xstreams raw", 0.8),
+    ("readack", "XREADGROUP COUNT 100 + XACK (per cycle)", "burner", 3.0),
+    ("xrange", "XRANGE <random start> + COUNT 100", "burner", 2.0),
+]
+
+
+def client_section(res: dict, cap: str) -> list[str]:
+    """``xstreams.Redis`` against its targets: each figure, its peer's, the ratio."""
+    table = res["table"]
+    rows = []
+    for key, label, peer, target in CLIENT_TARGETS:
+        cells = table.get(key, {})
+        mine, other = cells.get(CLIENT), cells.get(peer)
+        if mine is None or other is None or not (mine.ok and other.ok):
+            continue
+        ratio = mine.best / other.best
+        verdict = "met" if ratio >= target else "**missed**"
+        rows.append([label, fmt_rate(mine.best), peer, fmt_rate(other.best),
+                     f"{ratio:.2f}×", f"≥ {target:g}×", verdict])  # fmt: skip
+    if not rows:
+        return []
+    return [
+        "## xstreams.Redis (the drop-in) against its targets",
+        "",
+        "`xstreams.Redis(store=...)` one call per command (native methods: arguments and "
+        "replies converted in Rust), beside burner-redis (`await` per command) and "
+        "`Store.execute_command` on the same store, in the same run.",
+        "",
+        _md_table(
+            ["workload", "xstreams.Redis", "peer", "peer's figure", "ratio", "target", ""], rows
+        ),  # fmt: skip
+        "",
+        cap,
+        "",
+    ]
+
+
 def results_md(res: dict) -> str:
     meta = res["meta"]
     cap = caption(meta)
@@ -371,6 +416,7 @@ def results_md(res: dict) -> str:
             if not all(r == "—" for r in ratios):
                 rows.append([label] + ratios)
         lines += [f"**{x}** ÷", "", _md_table(["workload"] + peers, rows), "", cap, ""]
+    lines += client_section(res, cap)
     rb = res.get("redis_benchmark")
     lines += ["## redis-server's own ceiling (redis-benchmark)", ""]
     if rb:

@@ -128,7 +128,9 @@ def start_peers(notes: list) -> dict:
         ManyDriver(xs, "xstreams batch"),
     ]
     info["xstreams raw"] = "`Store.execute_command(...)`, one command per call, raw replies"
-    info["xstreams client"] = "`xstreams.Redis(store=...)`, the redis-py compatible client"
+    info["xstreams client"] = (
+        "`xstreams.Redis(store=...)`, the redis-py compatible client (native methods)"
+    )
     info["xstreams batch"] = "`Store.execute_many([...])`, 100 commands per call"
     binaries = []
     fb = find_falkordb_redis()

@@ -74,6 +74,18 @@ pub(crate) fn fallback<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, 
     cls.bind(py).getattr(name)
 }
 
+/// Is `obj` a str equal to one of `names` (redis-py's `x in {...}` checks)?
+pub(crate) fn is_one_of(obj: &Bound<'_, PyAny>, names: &[&str]) -> bool {
+    obj.is_exact_instance_of::<PyString>()
+        && obj
+            .cast::<PyString>()
+            .ok()
+            .and_then(|s| s.to_cow().ok().map(|s| names.contains(&s.as_ref())))
+            .unwrap_or(false)
+}
+
+pub(crate) const REF_POLICIES: &[&str] = &["KEEPREF", "DELREF", "ACKED"];
+
 pub(crate) fn exact_int(obj: &Bound<'_, PyAny>) -> Option<i64> {
     if obj.is_exact_instance_of::<PyInt>() {
         obj.extract::<i64>().ok()
@@ -155,7 +167,7 @@ fn fields_dict<'py>(py: Python<'py>, r: &Reply, f: &Fast) -> PyResult<Bound<'py,
 
 /// redis-py's `parse_stream_list`: `[(id, {field: value}), ...]`, `(None, None)` for a
 /// nil entry, None for a nil reply.
-fn stream_list(py: Python<'_>, r: &Reply, f: &Fast) -> PyResult<Py<PyAny>> {
+fn stream_list(py: Python<'_>, r: &Reply, f: &Fast, claim: bool) -> PyResult<Py<PyAny>> {
     let items = match r {
         Reply::Array(items) => items,
         Reply::Nil | Reply::NilArray => return Ok(py.None()),
@@ -168,7 +180,16 @@ fn stream_list(py: Python<'_>, r: &Reply, f: &Fast) -> PyResult<Py<PyAny>> {
             Reply::Array(parts) if parts.len() >= 2 => {
                 let id = raw(py, &parts[0], f)?;
                 let fields = fields_dict(py, &parts[1], f)?.into_any().unbind();
-                PyTuple::new(py, [id, fields])?
+                if claim {
+                    // XREADGROUP ... CLAIM: (id, fields, *extras), as redis-py.
+                    let mut all = vec![id, fields];
+                    for extra in &parts[2..] {
+                        all.push(raw(py, extra, f)?);
+                    }
+                    PyTuple::new(py, all)?
+                } else {
+                    PyTuple::new(py, [id, fields])?
+                }
             }
             Reply::Nil | Reply::NilArray => PyTuple::new(py, [py.None(), py.None()])?,
             other => return raw(py, other, f),
@@ -179,7 +200,7 @@ fn stream_list(py: Python<'_>, r: &Reply, f: &Fast) -> PyResult<Py<PyAny>> {
 }
 
 /// XREAD / XREADGROUP's reply in the client's shape.
-fn read_reply(py: Python<'_>, r: &Reply, f: &Fast) -> PyResult<Py<PyAny>> {
+fn read_reply(py: Python<'_>, r: &Reply, f: &Fast, claim: bool) -> PyResult<Py<PyAny>> {
     let mut pairs: Vec<(&Reply, &Reply)> = Vec::new();
     match r {
         Reply::Nil | Reply::NilArray => {}
@@ -199,7 +220,7 @@ fn read_reply(py: Python<'_>, r: &Reply, f: &Fast) -> PyResult<Py<PyAny>> {
         ReadShape::Legacy => {
             let mut out = Vec::with_capacity(pairs.len());
             for (k, v) in pairs {
-                let item = PyList::new(py, [raw(py, k, f)?, stream_list(py, v, f)?])?;
+                let item = PyList::new(py, [raw(py, k, f)?, stream_list(py, v, f, claim)?])?;
                 out.push(item.into_any().unbind());
             }
             Ok(PyList::new(py, out)?.into_any().unbind())
@@ -207,7 +228,7 @@ fn read_reply(py: Python<'_>, r: &Reply, f: &Fast) -> PyResult<Py<PyAny>> {
         ReadShape::Resp3 | ReadShape::Unified => {
             let d = PyDict::new(py);
             for (k, v) in pairs {
-                let entries = stream_list(py, v, f)?;
+                let entries = stream_list(py, v, f, claim)?;
                 if f.shape == ReadShape::Resp3 {
                     d.set_item(raw(py, k, f)?, PyList::new(py, [entries])?)?;
                 } else {
@@ -316,11 +337,16 @@ impl NativeClient {
             None => None,
             Some(m) => exact_int(m).filter(|n| *n >= 0),
         };
-        let simple = minid.is_none()
-            && limit.is_none()
-            && ref_policy.is_none()
-            && idmpauto.is_none()
-            && idmp.is_none()
+        let idmp_pair = idmp.map(|t| t.cast::<PyTuple>().ok().filter(|t| t.len() == 2));
+        let idempotent = idmpauto.is_some() || idmp.is_some();
+        // redis-py's DataError cases (left to the Python method): maxlen with minid,
+        // idmpauto with idmp, an idempotent add with an explicit ID.
+        let conflicting = (maxlen.is_some() && minid.is_some())
+            || (idmpauto.is_some() && idmp.is_some())
+            || (idempotent && !id.is_none_or(|i| is_one_of(i, &["*"])));
+        let simple = !conflicting
+            && ref_policy.is_none_or(|p| is_one_of(p, REF_POLICIES))
+            && !matches!(idmp_pair, Some(None))
             && (maxlen.is_none() || maxlen_n.is_some());
         let dict = fields.cast::<PyDict>().ok().filter(|d| !d.is_empty());
         let approximate_on = match approximate {
@@ -338,12 +364,35 @@ impl NativeClient {
             if nomkstream_on {
                 args.push(Cow::Borrowed(b"NOMKSTREAM"));
             }
+            if let Some(p) = ref_policy {
+                args.push(arg_bytes(py, p)?);
+            }
+            if let Some(pid) = idmpauto {
+                args.push(Cow::Borrowed(b"IDMPAUTO"));
+                args.push(arg_bytes(py, pid)?);
+            }
+            if let Some(Some(pair)) = &idmp_pair {
+                args.push(Cow::Borrowed(b"IDMP"));
+                args.push(arg_bytes(py, &pair.get_item(0)?)?.into_owned().into());
+                args.push(arg_bytes(py, &pair.get_item(1)?)?.into_owned().into());
+            }
             if let Some(n) = maxlen_n {
                 args.push(Cow::Borrowed(b"MAXLEN"));
                 if approximate_on {
                     args.push(Cow::Borrowed(b"~"));
                 }
                 push_int(&mut args, n);
+            }
+            if let Some(m) = minid {
+                args.push(Cow::Borrowed(b"MINID"));
+                if approximate_on {
+                    args.push(Cow::Borrowed(b"~"));
+                }
+                args.push(arg_bytes(py, m)?);
+            }
+            if let Some(l) = limit {
+                args.push(Cow::Borrowed(b"LIMIT"));
+                args.push(arg_bytes(py, l)?);
             }
             match id {
                 None => args.push(Cow::Borrowed(b"*")),
@@ -544,7 +593,7 @@ impl NativeClient {
             }
             push_streams(py, &mut args, dict)?;
             let reply = NativeClient::run(py, f, &args)?;
-            return read_reply(py, &reply, f);
+            return read_reply(py, &reply, f, false);
         }
         fallback(py, "xread")?
             .call1((slf, streams, count, block, max_count, max_size))
@@ -574,9 +623,10 @@ impl NativeClient {
             Some(n) if n.is_exact_instance_of::<PyBool>() => Some(!is_exact_false(n)),
             Some(_) => None,
         };
+        let claim = claim_min_idle_time.map(|c| exact_int(c).filter(|n| *n >= 0));
         let ok = max_count.is_none()
             && max_size.is_none()
-            && claim_min_idle_time.is_none()
+            && !matches!(claim, Some(None))
             && noack_flag.is_some()
             && !matches!(count_n, Some(None) | Some(Some(i64::MIN..=0)))
             && !matches!(block_n, Some(None) | Some(Some(i64::MIN..=-1)));
@@ -598,9 +648,13 @@ impl NativeClient {
             if noack_flag == Some(true) {
                 args.push(Cow::Borrowed(b"NOACK"));
             }
+            if let Some(Some(c)) = claim {
+                args.push(Cow::Borrowed(b"CLAIM"));
+                push_int(&mut args, c);
+            }
             push_streams(py, &mut args, dict)?;
             let reply = NativeClient::run(py, f, &args)?;
-            return read_reply(py, &reply, f);
+            return read_reply(py, &reply, f, claim.is_some());
         }
         let noack = match noack {
             Some(n) => n.clone(),
@@ -666,7 +720,7 @@ fn range_call(
             push_int(&mut args, c);
         }
         let reply = NativeClient::run(py, f, &args)?;
-        return stream_list(py, &reply, f);
+        return stream_list(py, &reply, f, false);
     }
     let first = match first {
         Some(v) => v.clone(),

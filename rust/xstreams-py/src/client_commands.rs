@@ -10,7 +10,8 @@ use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
 use xstreams_core::Reply;
 
 use crate::client::{
-    exact_int, fallback, int_reply, is_exact_false, push_int, raw, Args, Fast, NativeClient,
+    exact_int, fallback, int_reply, is_exact_false, is_one_of, push_int, raw, Args, Fast,
+    NativeClient, REF_POLICIES,
 };
 use crate::convert::arg_bytes;
 use crate::errors::reply_err;
@@ -83,16 +84,6 @@ fn call_fallback(
         .map(Bound::unbind)
 }
 
-fn is_one_of(obj: &Bound<'_, PyAny>, names: &[&str]) -> bool {
-    obj.is_exact_instance_of::<PyString>()
-        && obj
-            .cast::<PyString>()
-            .ok()
-            .and_then(|s| s.to_cow().ok().map(|s| names.contains(&s.as_ref())))
-            .unwrap_or(false)
-}
-
-const REF_POLICIES: &[&str] = &["KEEPREF", "DELREF", "ACKED"];
 const NACK_MODES: &[&str] = &["SILENT", "FAIL", "FATAL"];
 
 fn opt_or<'py>(py: Python<'py>, v: Option<&Bound<'py, PyAny>>) -> Bound<'py, PyAny> {

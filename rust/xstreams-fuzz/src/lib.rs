@@ -10,19 +10,20 @@
 //!
 //! Targets: [`resp`] (the server's request parser), [`commands`] (argv sequences on a
 //! store, `validate()` after each), [`log`] (the command-log loader), [`snapshot`] (the
-//! snapshot loader, section checksums fixed up so the decoders behind them are reached).
+//! snapshot loader, section checksums fixed up so the decoders behind them are reached),
+//! [`restore`] (the DUMP payload decoder RESTORE uses).
 
 mod commands;
 mod input;
 mod loaders;
 
 pub use commands::commands;
-pub use loaders::{log, snapshot};
+pub use loaders::{log, restore, snapshot};
 
 use xstreams_server::resp::{Limits, Parsed, Parser};
 
 /// The names of the targets, as `fuzz/fuzz_targets/<name>.rs` and the corpus folders.
-pub const TARGETS: &[&str] = &["resp", "commands", "log", "snapshot"];
+pub const TARGETS: &[&str] = &["resp", "commands", "log", "snapshot", "restore"];
 
 /// Run the harness called `name` on `data`.
 pub fn run(name: &str, data: &[u8]) {
@@ -31,6 +32,7 @@ pub fn run(name: &str, data: &[u8]) {
         "commands" => commands(data),
         "log" => log(data),
         "snapshot" => snapshot(data),
+        "restore" => restore(data),
         other => panic!("unknown fuzz target {other}"),
     }
 }

@@ -98,6 +98,13 @@ fn write_seed_corpus() {
     for line in &SCRIPT[..6] {
         store.execute(&words(line));
     }
+    // restore: DUMP payloads of a stream with groups, one with IDMP, a string.
+    let restore = corpus("restore");
+    for key in ["s0", "s1", "k"] {
+        if let xstreams_core::Reply::Bulk(p) = store.execute(&[b"DUMP", key.as_bytes()]) {
+            fs::write(restore.join(format!("dump-{key}")), p).unwrap();
+        }
+    }
     store.close();
     for e in fs::read_dir(&tmp).unwrap().flatten() {
         let name = e.file_name().to_string_lossy().into_owned();

@@ -957,6 +957,44 @@ def test_xidmp_expiry_is_per_entry_and_removes_empty_producers(s):
     }
 
 
+def test_expired_iids_stay_until_the_cron_sweep(s):
+    """The issue's example: redis-server expires IIDs only in its once-a-second cron
+    (handleExpiredIdmpEntries); XADD's lookup and XINFO leave an expired IID alone."""
+    x(s, "XADD", "s", "1", "f", "x")
+    x(s, "XIDMPRECORD", "s", "p", "i", "1-0")  # ms 1: long expired
+    assert x(s, "XADD", "s", "IDMP", "p", "i", "*", "f", "v") == b"1-0"
+    assert counters(s) == {
+        "pids-tracked": 1,
+        "iids-tracked": 1,
+        "iids-added": 1,
+        "iids-duplicates": 1,
+    }
+    # The sweep runs on the store clock once a second, phased by the store's first
+    # command (as a server's cron by its start): 999 ms later nothing has run yet ...
+    s.advance_clock_ms(999)
+    assert x(s, "XADD", "s", "IDMP", "p", "i", "*", "f", "v") == b"1-0"
+    assert counters(s)["iids-tracked"] == 1
+    # ... and at 1000 ms the sweep runs before the next command.
+    s.advance_clock_ms(1)
+    assert counters(s)["pids-tracked"] == 0
+    assert x(s, "XADD", "s", "IDMP", "p", "i", "*", "f", "v") == nid(0, NOW + 1000)
+
+
+def test_the_cron_sweeps_with_the_time_of_its_last_tick(s):
+    """A store idle for a while sweeps as the cron would have at its last tick, not with
+    the time of the command that finds it due."""
+    x(s, "XADD", "s", "*", "init", "x")  # NOW: the first tick
+    x(s, "XCFGSET", "s", "IDMP-DURATION", 10)
+    idmp(s, "p1", "a", "f", "v")  # id ms NOW: expires at a sweep at NOW + 10000
+    s.advance_clock_ms(10500)  # ticks at NOW+1000 .. NOW+10000: the last one expires it
+    assert counters(s)["iids-tracked"] == 0
+    idmp(s, "p1", "b", "f", "v")  # id ms NOW + 10500
+    s.advance_clock_ms(10400)  # NOW+20900: last tick NOW+20000 < NOW+20500
+    assert counters(s)["iids-tracked"] == 1
+    s.advance_clock_ms(100)  # NOW+21000: a tick, and NOW+10500 <= NOW+21000-10000
+    assert counters(s)["iids-tracked"] == 0
+
+
 def test_xidmp_set_evicts_entries_when_maxsize_is_reached(s):
     idmp(s, "p1", "init", "field", "init")
     x(s, "XCFGSET", "s", "IDMP-MAXSIZE", 3, "IDMP-DURATION", 60)

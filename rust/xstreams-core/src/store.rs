@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use crate::command::{self, BlockRequest, Ctx, Outcome, Propagation};
+use crate::command::{self, BlockRequest, Ctx, LogRecord, Outcome, Propagation};
 use crate::config::Config;
 use crate::db::{Keyspace, Value, NUM_DBS};
 use crate::error::CmdError;
@@ -327,7 +327,7 @@ impl Store {
         deny_blocking: bool,
     ) -> (Outcome, Signals) {
         let now = st.ks.command_time();
-        st.ks.sweep(now, false);
+        let expired = st.ks.cron(now);
         let reject = if st.read_only {
             Some(CmdError::coded(READ_ONLY_ERROR))
         } else {
@@ -343,13 +343,30 @@ impl Store {
             ctx.prop = Some(Propagation::default());
         }
         let mut out = command::execute(&mut ctx, args);
-        let signals = Signals {
-            keys: std::mem::take(&mut ctx.signals),
-            flushed_dbs: ctx.flushed_dbs,
-        };
+        let mut keys = std::mem::take(&mut ctx.signals);
+        let flushed_dbs = ctx.flushed_dbs;
         let dirty = ctx.dirty;
         let prop = ctx.prop.take();
         st.dirty += dirty;
+        // Keys the active expiry removed before the command: blocked readers see them go
+        // (XREADGROUP fails as after DEL) and the log deletes them, as redis-server
+        // propagates a DEL for each expired key.
+        if !expired.is_empty() {
+            if let Some(j) = st.journal.as_mut() {
+                for (edb, key) in &expired {
+                    let del = [LogRecord::Cmd(vec![b"DEL".to_vec(), key.clone()])];
+                    if let Err(e) = j.append(*edb, now, &del) {
+                        j.failed = Some(e.to_string());
+                    }
+                }
+            }
+            for k in expired {
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+        let signals = Signals { keys, flushed_dbs };
         if let (Some(j), Some(p)) = (st.journal.as_mut(), prop) {
             if !p.also.is_empty() {
                 if let Err(e) = j.append(db, now, &p.also) {
@@ -666,7 +683,22 @@ impl Store {
     pub fn sweep(&self) {
         let mut st = self.shared.state.lock();
         let now = st.ks.clock.now_ms();
-        st.ks.sweep(now, true);
+        let expired = st.ks.sweep_now(now);
+        if let Some(j) = st.journal.as_mut() {
+            for (edb, key) in &expired {
+                let del = [LogRecord::Cmd(vec![b"DEL".to_vec(), key.clone()])];
+                if let Err(e) = j.append(*edb, now, &del) {
+                    j.failed = Some(e.to_string());
+                }
+            }
+        }
+        let sig = Signals {
+            keys: expired,
+            flushed_dbs: 0,
+        };
+        if st.serve(sig) {
+            self.shared.cond.notify_all();
+        }
     }
 
     /// Check every invariant of every stream.

@@ -332,7 +332,7 @@ impl Stream {
     /// An empty stream; IDMP settings from the store configuration.
     pub fn new(cfg: &Config) -> Self {
         Stream {
-            rax: Rax::new(),
+            rax: Rax::new_inlined(),
             length: 0,
             last_id: StreamId::MIN,
             first_id: StreamId::MIN,
@@ -359,7 +359,7 @@ impl Stream {
         groups: Groups,
         idmp: IdmpState,
     ) -> Result<Stream, String> {
-        let mut rax = Rax::new();
+        let mut rax = Rax::new_inlined();
         for n in nodes {
             if rax.insert(n.master_id().to_key(), Box::new(n)).is_some() {
                 return Err("two nodes with the same master ID".into());
@@ -384,9 +384,10 @@ impl Stream {
         self.rax.len()
     }
 
-    /// Radix-tree nodes (XINFO `radix-tree-nodes`).
+    /// Radix-tree nodes (XINFO `radix-tree-nodes`), as Redis 8.8 counts them: its
+    /// stream rax inlines the leaves (see [`crate::rax`]).
     pub fn rax_node_count(&self) -> usize {
-        self.rax.node_count()
+        self.rax.inlined_node_count()
     }
 
     /// Nodes in ascending order.

@@ -193,9 +193,8 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let mut idmp_iid: Option<(&[u8], &[u8])> = None;
     let mut new_producer = false;
     if let Some((pid, iid)) = opts.idmp {
-        // Only this producer's expired IIDs matter to the lookup; the others expire on
-        // the sweep or before anything reports them.
-        s.idmp.expire_producer(pid, now);
+        // Nothing expires here: as in redis-server, expired IIDs stay until the periodic
+        // sweep (Keyspace::cron) drops them.
         new_producer = s.idmp.ensure_producer(pid);
         let iid = match iid {
             Some(i) => i,

@@ -138,14 +138,12 @@ pub fn xidmprecord(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     if iid.is_empty() {
         return Err(CmdError::xidmprecord_empty_iid());
     }
-    let now = ctx.now;
     let Some(s) = ctx.stream(args[1])? else {
         return Err(CmdError::no_such_key());
     };
     if !s.contains(id) {
         return Err(CmdError::xidmprecord_no_message());
     }
-    s.idmp.expire(now);
     let _ = s.idmp.ensure_producer(pid);
     match s.idmp.lookup(pid, iid) {
         Some(existing) if existing == id => return Ok(Reply::ok()),

@@ -86,12 +86,12 @@ pub fn xinfo(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         return Ok(Reply::Array(out));
     }
     if is(opt, "STREAM") {
-        return stream_info(s, opt, &args[3..], now);
+        return stream_info(s, opt, &args[3..]);
     }
     Err(CmdError::subcommand_syntax(opt, "XINFO"))
 }
 
-fn stream_info(s: &mut Stream, sub: &[u8], opts: &[&[u8]], now: i64) -> CmdResult<Reply> {
+fn stream_info(s: &mut Stream, sub: &[u8], opts: &[&[u8]]) -> CmdResult<Reply> {
     let mut full = true;
     let mut count: i64 = 10;
     if opts.is_empty() {
@@ -113,7 +113,6 @@ fn stream_info(s: &mut Stream, sub: &[u8], opts: &[&[u8]], now: i64) -> CmdResul
             }
         }
     }
-    s.idmp.expire(now);
     let limit = if count == 0 {
         usize::MAX
     } else {

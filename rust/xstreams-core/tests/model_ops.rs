@@ -647,8 +647,9 @@ impl Harness {
     /// Build the command and the model's expected reply.
     fn prepare(&mut self, op: &Op) -> Option<(Vec<String>, Reply)> {
         let now = self.now;
-        let m = &mut self.model;
-        let _ = m;
+        if !matches!(op, Op::Advance(_) | Op::Sweep) {
+            self.model.cron(now);
+        }
         Some(match op {
             Op::Advance(i) => {
                 let d = [0i64, 1, 7, 100, 999, 1000, 5000, 100_000][*i as usize % 8];

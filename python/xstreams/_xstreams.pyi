@@ -141,6 +141,14 @@ def key_internals(store: Store, key: bytes, db: int = 0) -> Optional[dict[str, A
     """What no command shows about a key: ``{"expire_at", "groups": [{"name",
     "delivery_order", "nack_zone"}], "producers": [{"pid", "iids": [(iid, id)]}]}``."""
 
+# RDB files of redis-server (xstreams import / export, docs/rdb.md).
+def rdb_import(store: Store, path: Union[str, PathLike[str]]) -> dict[str, Any]:
+    """Restore the strings and streams of an RDB file into ``store``: ``{"keys", "version",
+    "skipped": [(type, count)], "functions_skipped"}``."""
+
+def rdb_export(store: Store, path: Union[str, PathLike[str]]) -> int:
+    """Write ``store`` as an RDB file redis-server 8.8 loads; returns the bytes written."""
+
 # Replay of persisted stores (used by xstreams.spark).
 _Files = tuple[str, str, Optional[tuple[str, int]], list[tuple[str, int]]]
 _Part = tuple[bytes, str, str, str, int]

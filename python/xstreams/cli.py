@@ -21,6 +21,16 @@ which hands over to :mod:`xstreams.server`).
     The store is loaded read-only (no lock, nothing written, so it may be open elsewhere)
     with its clock at the last time its files record, so nothing expires while dumping.
 
+``xstreams import RDB PATH``
+    Restore every string and stream of a redis-server RDB file (versions up to 8.8's,
+    checksum checked) into the store at PATH, created if missing, with each key's expiry;
+    keys of other types are skipped and counted. Each key goes through RESTORE, so a
+    durable store logs it like any write.
+
+``xstreams export PATH RDB``
+    Write the store's keys (expired ones left out) as an RDB file that redis-server 8.8
+    loads (``--dir`` / ``--dbfilename``).
+
 The files are read by the engine only: the file-by-file check is
 ``xstreams._xstreams.inspect_store`` (``rust/xstreams-core/src/persist/inspect.rs``) and
 the data comes from commands on a read-only store. The formats are described in
@@ -570,6 +580,53 @@ def cmd_dump(args: argparse.Namespace) -> int:
     return dump_store(path, args.db, key, args.format, sys.stdout)
 
 
+# ---------------------------------------------------------------------------- RDB files
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Restore the strings and streams of a redis-server RDB file into a store."""
+    import xstreams  # noqa: PLC0415
+    from xstreams import _xstreams  # noqa: PLC0415
+
+    rdb = Path(args.rdb)
+    if not rdb.is_file():
+        print(f"xstreams import: no such file {rdb}", file=sys.stderr)
+        return 2
+    store = xstreams.Store(os.fspath(args.path))
+    try:
+        info = _xstreams.rdb_import(store, os.fspath(rdb))
+    except (ValueError, xstreams.ResponseError) as e:
+        print(f"xstreams import: {e}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()
+    skipped = ", ".join(f"{n} {t}" for t, n in info["skipped"]) or "none"
+    print(
+        f"imported {info['keys']} keys (strings and streams) from {rdb} "
+        f"(RDB version {info['version']}) into {args.path}; skipped: {skipped}"
+        + (f"; {info['functions_skipped']} function libraries" if info["functions_skipped"] else "")
+    )
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a store as an RDB file redis-server 8.8 loads."""
+    import xstreams  # noqa: PLC0415
+    from xstreams import _xstreams  # noqa: PLC0415
+
+    path = Path(args.path)
+    if not (path / MANIFEST).exists():
+        print(f"xstreams export: no xstreams store at {path} (no {MANIFEST})", file=sys.stderr)
+        return 2
+    store = xstreams.Store(os.fspath(path), read_only=True)
+    try:
+        n = _xstreams.rdb_export(store, os.fspath(args.rdb))
+    finally:
+        store.close()
+    print(f"wrote {args.rdb} ({n} bytes, RDB version 14)")
+    return 0
+
+
 # ---------------------------------------------------------------------------- main
 
 
@@ -626,6 +683,25 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--key", metavar="K", help="only key K")
     d.add_argument("--format", choices=["text", "json"], default="text")
     d.set_defaults(func=cmd_dump)
+    i = sub.add_parser(
+        "import",
+        help="restore the strings and streams of a redis-server RDB file into a store",
+        description="Restore every string and stream of a redis-server RDB file (any "
+        "version up to 8.8's) into the store at PATH (created if missing; keys already "
+        "there are replaced). Keys of other types are skipped and counted.",
+    )
+    i.add_argument("rdb", metavar="RDB")
+    i.add_argument("path", metavar="PATH")
+    i.set_defaults(func=cmd_import)
+    e = sub.add_parser(
+        "export",
+        help="write a store as an RDB file redis-server loads",
+        description="Write every key of the store at PATH as an RDB file (version 14) "
+        "that redis-server 8.8 loads with --dir/--dbfilename.",
+    )
+    e.add_argument("path", metavar="PATH")
+    e.add_argument("rdb", metavar="RDB")
+    e.set_defaults(func=cmd_export)
     return p
 
 

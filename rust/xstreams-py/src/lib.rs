@@ -9,6 +9,7 @@ mod client_commands;
 mod convert;
 mod errors;
 mod inspect;
+mod rdb;
 mod replay;
 mod server;
 mod store;
@@ -31,6 +32,8 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(server::serve, m)?)?;
     m.add_function(wrap_pyfunction!(inspect::inspect_store, m)?)?;
     m.add_function(wrap_pyfunction!(inspect::key_internals, m)?)?;
+    m.add_function(wrap_pyfunction!(rdb::rdb_import, m)?)?;
+    m.add_function(wrap_pyfunction!(rdb::rdb_export, m)?)?;
     m.add_function(wrap_pyfunction!(replay::_replay_plan, m)?)?;
     m.add_function(wrap_pyfunction!(replay::_replay_read, m)?)?;
     m.add_class::<replay::ReplayStore>()?;

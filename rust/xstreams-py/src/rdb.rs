@@ -1,0 +1,106 @@
+//! `rdb_import(store, path)` and `rdb_export(store, path)`: RDB files of redis-server into
+//! and out of a store (`xstreams import` / `xstreams export`). The file format is the
+//! core's `rdb::file`; conversion only.
+
+use std::path::PathBuf;
+
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use xstreams_core::rdb::file;
+use xstreams_core::Reply;
+
+use crate::errors::reply_err;
+use crate::store::{guarded, Store};
+
+enum ImportFailure {
+    Io(String),
+    Malformed(String),
+    Key(String),
+}
+
+/// Restore every string and stream of the RDB file at ``path`` into ``store`` (through
+/// RESTORE ... ABSTTL REPLACE, so a durable store logs them): returns ``{"keys": n,
+/// "skipped": {type: count}, "functions_skipped": n, "version": v}``. Raises
+/// ``ValueError`` for a damaged file, ``ResponseError`` for a value RESTORE refuses.
+#[pyfunction]
+pub fn rdb_import<'py>(
+    py: Python<'py>,
+    store: &Bound<'py, Store>,
+    path: PathBuf,
+) -> PyResult<Bound<'py, PyDict>> {
+    let core = store.get().core();
+    let res = guarded(py, || -> Result<(u64, file::FileSummary), ImportFailure> {
+        let buf = std::fs::read(&path).map_err(|e| ImportFailure::Io(e.to_string()))?;
+        let mut failure = None;
+        let mut keys = 0u64;
+        let summary = file::read_file(&buf, |k| {
+            if k.db as usize >= xstreams_core::db::NUM_DBS {
+                return Err(xstreams_core::rdb::codec::Malformed::new(format!(
+                    "database {} out of range",
+                    k.db
+                )));
+            }
+            let payload = file::payload_of(k.ty, k.body);
+            let ttl = k.expire_ms.unwrap_or(0).max(0).to_string();
+            let args: Vec<&[u8]> = vec![
+                b"RESTORE",
+                &k.key,
+                ttl.as_bytes(),
+                &payload,
+                b"ABSTTL",
+                b"REPLACE",
+            ];
+            match core.execute_in(k.db as usize, 2, &args) {
+                Reply::Error(e) => {
+                    failure = Some(format!(
+                        "{e} (key {:?} of db {})",
+                        String::from_utf8_lossy(&k.key),
+                        k.db
+                    ));
+                    Err(xstreams_core::rdb::codec::Malformed::new("stopped"))
+                }
+                _ => {
+                    keys += 1;
+                    Ok(())
+                }
+            }
+        });
+        match (summary, failure) {
+            (_, Some(f)) => Err(ImportFailure::Key(f)),
+            (Err(m), None) => Err(ImportFailure::Malformed(m.0)),
+            (Ok(s), None) => Ok((keys, s)),
+        }
+    })?;
+    let (keys, summary) = match res {
+        Ok(v) => v,
+        Err(ImportFailure::Io(e)) => return Err(PyOSError::new_err(e)),
+        Err(ImportFailure::Malformed(m)) => {
+            return Err(PyValueError::new_err(format!("damaged RDB file: {m}")))
+        }
+        Err(ImportFailure::Key(line)) => return Err(reply_err(py, &line)),
+    };
+    let d = PyDict::new(py);
+    d.set_item("keys", keys)?;
+    d.set_item("version", summary.version)?;
+    d.set_item("skipped", summary.skipped.into_iter().collect::<Vec<_>>())?;
+    d.set_item("functions_skipped", summary.functions_skipped)?;
+    Ok(d)
+}
+
+/// Write every key of ``store`` (expired keys left out) as an RDB file redis-server 8.8
+/// loads, at ``path`` (written to a temporary file, then renamed). Returns the bytes
+/// written.
+#[pyfunction]
+pub fn rdb_export(py: Python<'_>, store: &Bound<'_, Store>, path: PathBuf) -> PyResult<usize> {
+    let core = store.get().core();
+    let res = guarded(py, || -> std::io::Result<usize> {
+        let now = core.now_ms();
+        let bytes = core.with_keyspace(|ks| file::write_file(ks, now));
+        let tmp = path.with_extension("rdb.tmp");
+        std::fs::write(&tmp, &bytes)?;
+        std::fs::rename(&tmp, &path)?;
+        Ok(bytes.len())
+    })?;
+    res.map_err(|e| PyOSError::new_err(e.to_string()))
+}

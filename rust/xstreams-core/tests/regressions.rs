@@ -471,18 +471,14 @@ fn validate_accepts_live_entries_out_of_node_order_after_xsetid_back() {
     );
 }
 
-/// OPEN (found by the same property right after BUG 6; left to the core's owner): after
-/// the commands of BUG 6, `XADD s0 100000000-0 a x` - the ID of a trimmed tombstone, and
-/// the key of an existing node - replaces that node in the radix tree. redis-server 8.8
-/// does the same (streamAppendItem's raxInsert overwrites the node): `XLEN s0` -> 3,
-/// `XRANGE s0 - +` -> only 0-3 and 100000000-0; entry 0-2 is gone but still counted.
-/// The engine mirrors it, and `validate()` says `length 3 but nodes hold 2`. Whether to
-/// keep Redis's data loss or refuse/merge needs a decision; until then
-/// `setid_games_match_model` (model_ops.rs) can fail on rare random seeds (about one run
-/// in 13 of its 256 cases). Replay: append to tests/model_ops.proptest-regressions
-/// `cc f7a8cb08b9cbd41eedeec44c0a0acb647e8654e6324af3edc7f748cc5d0a486a`.
+/// BUG 7 (found by the same property right after BUG 6): after the commands of BUG 6,
+/// `XADD s0 100000000-0 a x` - the ID of a trimmed tombstone, and the key of an existing
+/// node - replaces that node in the radix tree. redis-server 8.8 does the same
+/// (streamAppendItem's raxInsert overwrites the node): `XLEN s0` -> 3, `XRANGE s0 - +` ->
+/// only 0-3 and 100000000-0. The engine mirrors it and counts the lost entry as
+/// overwritten, so `validate()` holds. Seed: `cc f7a8cb08b9cbd41eedeec44c0a0acb647e8654e6324af3edc7f748cc5d0a486a`
+/// in tests/model_ops.proptest-regressions.
 #[test]
-#[ignore = "open: an XADD onto a node's key replaces the node, as in redis-server (see above)"]
 fn xadd_onto_a_node_key_after_xsetid_back_keeps_the_count_consistent() {
     let s = store();
     s.config_set("stream-node-max-entries", "3").unwrap();
@@ -503,4 +499,9 @@ fn xadd_onto_a_node_key_after_xsetid_back_keeps_the_count_consistent() {
         assert!(!matches!(run(&s, c), Reply::Error(_)), "{c}");
     }
     s.validate().expect("XLEN agrees with what the nodes hold");
+    assert_eq!(run(&s, "XLEN s0"), Reply::Int(3), "as redis-server");
+    assert!(
+        matches!(run(&s, "XRANGE s0 - +"), Reply::Array(v) if v.len() == 2),
+        "as redis-server"
+    );
 }

@@ -129,6 +129,18 @@ impl CmdError {
     pub fn invalid_expire(fullname: &str) -> Self {
         CmdError::err(format!("invalid expire time in '{fullname}' command"))
     }
+    pub fn expire_unsupported_option(opt: &[u8]) -> Self {
+        CmdError::err(format!(
+            "Unsupported option {}",
+            String::from_utf8_lossy(opt)
+        ))
+    }
+    pub fn expire_nx_incompatible() -> Self {
+        CmdError::err("NX and XX, GT or LT options at the same time are not compatible")
+    }
+    pub fn expire_gt_lt_incompatible() -> Self {
+        CmdError::err("GT and LT options at the same time are not compatible")
+    }
 
     // ---- stream errors ------------------------------------------------------------
     pub fn xadd_id_zero() -> Self {

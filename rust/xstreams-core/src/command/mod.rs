@@ -9,6 +9,7 @@
 
 pub mod args;
 mod dump;
+mod expire;
 mod keyspace;
 mod xack;
 mod xadd;
@@ -71,6 +72,9 @@ pub struct Ctx<'a> {
     pub signals: Vec<(usize, Vec<u8>)>,
     /// Databases whose every key may have changed (flushed, swapped): bit `1 << db`.
     pub flushed_dbs: u32,
+    /// Keys modified as redis-server's `signalModifiedKey` counts them (for WATCH), with
+    /// their database.
+    pub touched: Vec<(usize, Vec<u8>)>,
     /// Count of changes made (Redis's `server.dirty`).
     pub dirty: u64,
     /// When recording (durable stores), the commands that reproduce this command's
@@ -138,6 +142,7 @@ impl<'a> Ctx<'a> {
             block: None,
             signals: Vec::new(),
             flushed_dbs: 0,
+            touched: Vec::new(),
             dirty: 0,
             prop: None,
             replaying: false,
@@ -153,9 +158,33 @@ impl<'a> Ctx<'a> {
     /// Look a key up (expiring it first if its time has passed).
     pub fn lookup(&mut self, key: &[u8]) -> Option<&mut KeyEntry> {
         let now = self.now;
-        let db = &mut self.ks.dbs[self.db];
-        db.expire_if_needed(key, now);
-        db.get_mut(key)
+        if self.ks.dbs[self.db].expire_if_needed(key, now) {
+            self.expired(self.db, key);
+        }
+        self.ks.dbs[self.db].get_mut(key)
+    }
+
+    /// `key` of database `db` was just removed because its time had passed: as
+    /// redis-server's `deleteExpiredKeyAndPropagate`, blocked readers are signalled,
+    /// watchers see it touched, and the log deletes it.
+    pub fn expired(&mut self, db: usize, key: &[u8]) {
+        self.signal_in(db, key);
+        self.touch_in(db, key);
+        if db == self.db {
+            self.also_propagate(vec![b"DEL".to_vec(), key.to_vec()]);
+        }
+    }
+
+    /// `key` was modified as redis-server's `signalModifiedKey` says (WATCH sees it).
+    pub fn touch(&mut self, key: &[u8]) {
+        self.touch_in(self.db, key);
+    }
+
+    /// [`Ctx::touch`] for a key of database `db`.
+    pub fn touch_in(&mut self, db: usize, key: &[u8]) {
+        if !self.touched.iter().any(|(d, k)| *d == db && k == key) {
+            self.touched.push((db, key.to_vec()));
+        }
     }
 
     /// Does the key exist?

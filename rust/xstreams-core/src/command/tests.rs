@@ -91,3 +91,64 @@ fn rename_copy_move_swapdb() {
     );
     s.validate().unwrap();
 }
+
+#[test]
+fn expiry_commands_answer_as_redis() {
+    let s = Store::default();
+    s.set_clock(Some(1_000_000));
+    let int = Reply::Int;
+    let err = |m: &str| Reply::Error(m.into());
+    assert_eq!(run(&s, "TTL k"), int(-2));
+    assert_eq!(run(&s, "EXPIRE k 10"), int(0));
+    run(&s, "XADD k 1-1 f v");
+    assert_eq!(run(&s, "TTL k"), int(-1));
+    assert_eq!(run(&s, "EXPIRE k 10 XX"), int(0));
+    assert_eq!(run(&s, "EXPIRE k 10 NX"), int(1));
+    assert_eq!(run(&s, "PTTL k"), int(10_000));
+    assert_eq!(run(&s, "EXPIRETIME k"), int(1_010));
+    assert_eq!(run(&s, "PEXPIRETIME k"), int(1_010_000));
+    assert_eq!(run(&s, "EXPIRE k 5 GT"), int(0));
+    assert_eq!(run(&s, "EXPIRE k 5 LT"), int(1));
+    assert_eq!(run(&s, "PEXPIRE k 20000 gt"), int(1));
+    assert_eq!(run(&s, "PEXPIREAT k 1000500 LT"), int(1));
+    assert_eq!(run(&s, "TTL k"), int(1), "0.5 s rounds up");
+    assert_eq!(
+        run(&s, "EXPIRE k 5 NX GT"),
+        err("ERR NX and XX, GT or LT options at the same time are not compatible")
+    );
+    assert_eq!(
+        run(&s, "EXPIRE k 5 GT LT"),
+        err("ERR GT and LT options at the same time are not compatible")
+    );
+    assert_eq!(run(&s, "EXPIRE k 5 FOO"), err("ERR Unsupported option FOO"));
+    assert_eq!(
+        run(&s, "EXPIRE k x"),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        run(&s, "EXPIRE k 9223372036854776"),
+        err("ERR invalid expire time in 'expire' command")
+    );
+    assert_eq!(
+        run(&s, "PEXPIRE k 9223372036854775807"),
+        err("ERR invalid expire time in 'pexpire' command")
+    );
+    assert_eq!(run(&s, "PERSIST k"), int(1));
+    assert_eq!(run(&s, "PERSIST k"), int(0));
+    assert_eq!(run(&s, "TTL k"), int(-1));
+    // Expired keys vanish at once.
+    assert_eq!(run(&s, "PEXPIRE k 100"), int(1));
+    s.advance_clock(100);
+    assert_eq!(run(&s, "EXISTS k"), int(0));
+    assert_eq!(run(&s, "TTL k"), int(-2));
+    // An expiry in the past deletes the key.
+    run(&s, "SET a b");
+    assert_eq!(run(&s, "EXPIREAT a 1"), int(1));
+    assert_eq!(run(&s, "EXISTS a"), int(0));
+    // The active expiry removes keys nobody reads.
+    run(&s, "SET b c PX 50");
+    s.advance_clock(200);
+    run(&s, "PING");
+    s.with_keyspace(|ks| assert_eq!(ks.dbs[0].len(), 0));
+    s.validate().unwrap();
+}

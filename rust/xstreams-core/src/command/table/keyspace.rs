@@ -1,6 +1,6 @@
 //! The keyspace and generic commands' rows of the command table (data only).
 
-use super::super::{dump, keyspace};
+use super::super::{dump, expire, keyspace};
 use super::f::*;
 use super::*;
 
@@ -19,6 +19,8 @@ const MULTI_KEYS_RO: &[KeySpec] = &[KeySpec {
     keystep: 1,
     limit: 0,
 }];
+
+const RW_UPDATE: &[KeySpec] = &[ks1(&["RW", "UPDATE"], 1)];
 
 const SHARDS_SUM: &[&str] = &["REQUEST_POLICY:MULTI_SHARD", "RESPONSE_POLICY:AGG_SUM"];
 
@@ -47,4 +49,13 @@ pub(super) static ROWS: &[CommandSpec] = &[
     engine(with_keys(m("get", 2, &[READONLY, FAST], &["STRING"], "string", "1.0.0", "Returns the string value of a key."), RO_ACCESS, K1), keyspace::get),
     engine(tips(with_keys(m("dump", 2, &[READONLY], KS, "generic", "2.6.0", "Returns a serialized representation of the value stored at a key."), RO_ACCESS, K1), ND), dump::dump),
     engine(with_keys(m("restore", -4, &[WRITE, DENYOOM], &["KEYSPACE", "DANGEROUS"], "generic", "2.6.0", "Creates a key from the serialized representation of a value."), &[ks1(&["OW", "UPDATE"], 1)], K1), dump::restore),
+    engine(with_keys(m("expire", -3, &[WRITE, FAST], KS, "generic", "1.0.0", "Sets the expiration time of a key in seconds."), RW_UPDATE, K1), expire::expire),
+    engine(with_keys(m("pexpire", -3, &[WRITE, FAST], KS, "generic", "2.6.0", "Sets the expiration time of a key in milliseconds."), RW_UPDATE, K1), expire::pexpire),
+    engine(with_keys(m("expireat", -3, &[WRITE, FAST], KS, "generic", "1.2.0", "Sets the expiration time of a key to a Unix timestamp."), RW_UPDATE, K1), expire::expireat),
+    engine(with_keys(m("pexpireat", -3, &[WRITE, FAST], KS, "generic", "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp."), RW_UPDATE, K1), expire::pexpireat),
+    engine(tips(with_keys(m("ttl", 2, &[READONLY, FAST], KS, "generic", "1.0.0", "Returns the expiration time in seconds of a key."), RO_ACCESS, K1), ND), expire::ttl),
+    engine(tips(with_keys(m("pttl", 2, &[READONLY, FAST], KS, "generic", "2.6.0", "Returns the expiration time in milliseconds of a key."), RO_ACCESS, K1), ND), expire::pttl),
+    engine(with_keys(m("expiretime", 2, &[READONLY, FAST], KS, "generic", "7.0.0", "Returns the expiration time of a key as a Unix timestamp."), RO_ACCESS, K1), expire::expiretime),
+    engine(with_keys(m("pexpiretime", 2, &[READONLY, FAST], KS, "generic", "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp."), RO_ACCESS, K1), expire::pexpiretime),
+    engine(with_keys(m("persist", 2, &[WRITE, FAST], KS, "generic", "2.2.0", "Removes the expiration time of a key."), RW_UPDATE, K1), expire::persist),
 ];

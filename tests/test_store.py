@@ -266,3 +266,13 @@ def test_default_store_is_shared():
     a.execute_command("DEL", "shared-key")
     xstreams.Redis().xadd("shared-key", {"f": "v"})
     assert xstreams.Redis().xlen("shared-key") == 1
+
+
+def test_validate_raises_the_typed_invariant_error(store):
+    # A violation cannot be produced through the API; the class and its place in the
+    # exception tree are what callers catch.
+    assert xstreams.InvariantError is exc.InvariantError
+    assert issubclass(exc.InvariantError, exc.XStreamsError)
+    assert not issubclass(exc.InvariantError, AssertionError)
+    store.execute_command("XADD", "s", "*", "f", "v")
+    assert store.validate() is None

@@ -16,6 +16,7 @@ from ._xstreams import Store, __version__, auto_iid, command_names
 from .exceptions import (
     BusyGroupError,
     DataError,
+    InvariantError,
     NoGroupError,
     ResponseError,
     WrongTypeError,
@@ -80,5 +81,6 @@ __all__ = [
     "NoGroupError",
     "BusyGroupError",
     "DataError",
+    "InvariantError",
     "__version__",
 ]

@@ -49,6 +49,7 @@ __all__ = [
     "StoreLockedError",
     "CorruptStoreError",
     "InternalError",
+    "InvariantError",
     "StoreRepairedWarning",
     "HAVE_REDIS_PY",
     "error_from_reply",
@@ -143,6 +144,11 @@ class StoreRepairedWarning(UserWarning):
 
 class InternalError(XStreamsError):
     """A bug inside xstreams (a Rust panic was caught); the store stays usable."""
+
+
+class InvariantError(XStreamsError):
+    """``Store.validate()`` found a broken internal invariant (a bug inside xstreams);
+    the message names the first violation."""
 
 
 _CODE_CLASSES = {

@@ -8,20 +8,20 @@
 //!   (in-memory stores), which is how the dedup transformation replays event time.
 //! - [`Entries`]: entries in flat, Arrow-shaped buffers (IDs, and field names/values as
 //!   offset + data arrays), filled by [`Store::range_entries`] (XRANGE / XREVRANGE) and
-//!   [`Entries::from_read_reply`] (XREAD / XREADGROUP replies).
+//!   [`Store::read`] (XREAD / XREADGROUP, as a [`crate::read::ReadSink`]).
 //! - [`replay`]: reading a persisted store by stream and ID range without opening it.
 
 pub mod replay;
 
-use std::collections::HashMap;
-
-use crate::command::{self, Ctx, Outcome};
-use crate::db::{KeyEntry, Keyspace, Value, NUM_DBS};
+use crate::command::{self, Ctx, ReadArgs, XaddArgs, XaddOutcome};
+use crate::db::NUM_DBS;
 use crate::error::CmdError;
 use crate::group::ConsumerGroup;
-use crate::id::{parse_id, StreamId};
+use crate::id::StreamId;
+use crate::node::EntryView;
+use crate::read::ReadSink;
 use crate::reply::Reply;
-use crate::store::{Store, CLOSED_ERROR};
+use crate::store::{Session, Store, CLOSED_ERROR};
 use crate::stream::Stream;
 
 /// The values of one column of a batch of rows.
@@ -139,229 +139,122 @@ impl RowOutcome {
     }
 }
 
-/// Run one command directly on the keyspace, collecting the keys it signals.
-fn run_one(
-    ks: &mut Keyspace,
-    db: usize,
-    now: i64,
-    argv: &[&[u8]],
-    signals: &mut Vec<(usize, Vec<u8>)>,
-    flushed_dbs: &mut u32,
-) -> Reply {
-    let mut ctx = Ctx::new(ks, db, now, 2);
-    ctx.deny_blocking = true;
-    let out = command::execute(&mut ctx, argv);
-    for s in ctx.signals.drain(..) {
-        if !signals.contains(&s) {
-            signals.push(s);
+impl RowOutcome {
+    fn from_result(r: Result<Option<XaddOutcome>, CmdError>) -> RowOutcome {
+        match r {
+            Ok(Some(o)) if o.duplicate => RowOutcome::Duplicate(o.id),
+            Ok(Some(o)) => RowOutcome::Added(o.id),
+            Ok(None) => RowOutcome::Nil,
+            Err(e) => RowOutcome::Error(e.0),
         }
     }
-    *flushed_dbs |= ctx.flushed_dbs;
-    match out {
-        Outcome::Reply(r) => r,
-        Outcome::Block(_) => Reply::NilArray,
-    }
 }
 
-fn duplicates_of(ks: &Keyspace, db: usize, key: &[u8]) -> u64 {
-    match ks.dbs[db].get(key) {
-        Some(KeyEntry {
-            value: Value::Stream(s),
-            ..
-        }) => s.idmp.iids_duplicates,
-        _ => 0,
-    }
-}
-
-fn reply_id(b: &[u8]) -> Option<StreamId> {
-    parse_id(b, 0, true, false).map(|p| p.id)
-}
-
-fn outcome(reply: Reply, duplicate: bool) -> RowOutcome {
-    match reply {
-        Reply::Bulk(b) => match reply_id(&b) {
-            Some(id) if duplicate => RowOutcome::Duplicate(id),
-            Some(id) => RowOutcome::Added(id),
-            None => RowOutcome::Error(format!(
-                "ERR unexpected XADD reply {}",
-                String::from_utf8_lossy(&b)
-            )),
-        },
-        Reply::Nil | Reply::NilArray => RowOutcome::Nil,
-        Reply::Error(e) => RowOutcome::Error(e),
-        other => RowOutcome::Error(format!("ERR unexpected XADD reply {other:?}")),
-    }
-}
-
-/// The last-generated-id field of an `XINFO STREAM` reply (0-0 for a missing key).
-fn xinfo_last_id(r: &Reply) -> StreamId {
-    let pairs: Vec<(&Reply, &Reply)> = match r {
-        Reply::Map(p) => p.iter().map(|(k, v)| (k, v)).collect(),
-        Reply::Array(a) => a.chunks_exact(2).map(|c| (&c[0], &c[1])).collect(),
-        _ => return StreamId::MIN,
-    };
-    for (k, v) in pairs {
-        let name: &[u8] = match k {
-            Reply::Bulk(b) => b,
-            Reply::Status(s) => s.as_bytes(),
-            _ => continue,
-        };
-        if name == b"last-generated-id" {
-            if let Reply::Bulk(b) = v {
-                return reply_id(b).unwrap_or(StreamId::MIN);
-            }
-        }
-    }
-    StreamId::MIN
+/// Run a command given as arguments inside a session (the dedup mode's DEL and XTRIM).
+fn run_argv(sess: &mut Session<'_>, db: usize, argv: &[&[u8]]) {
+    let _ = sess.run(db, |ctx| Ok(command::execute(ctx, argv)));
 }
 
 impl Store {
     /// Run one XADD per row of `rows` on database `db`, under one lock: no other command
-    /// runs in between. Every row runs exactly as that XADD sent alone would (the command
-    /// layer parses and executes it); a failing row does not stop the others (as in a
-    /// pipeline). Returns one outcome per row.
+    /// runs in between. Every row runs exactly as that XADD sent alone would (the same
+    /// parser and implementation, the same log record in a durable store); a failing row
+    /// does not stop the others (as in a pipeline). Returns one outcome per row, typed:
+    /// nothing is parsed back from a reply.
     ///
-    /// In-memory stores run the rows directly on the keyspace, each at its own command
-    /// time when `rows.times` is set, and tell duplicates from the stream's
-    /// `iids-duplicates` counter. Durable stores run them as one atomic
-    /// [`Store::execute_batch`] (so each row is logged as that XADD would be); a duplicate
-    /// is then a reply that is not above the stream's last ID when the row ran.
-    /// Per-row times and `forget` are refused for durable stores.
+    /// In-memory stores may run each row at its own command time (`rows.times`) and in
+    /// dedup mode (`rows.forget`); both are refused for durable stores.
     pub fn xadd_rows(&self, db: usize, rows: &XaddRows<'_>) -> Result<Vec<RowOutcome>, String> {
         if db >= NUM_DBS {
-            return Err("ERR DB index is out of range".into());
+            return Err(CmdError::db_index_out_of_range().0);
         }
         if let Some(t) = &rows.times {
             if t.len() != rows.len {
-                return Err(format!("ERR {} row times for {} rows", t.len(), rows.len));
+                return Err(CmdError::row_times_mismatch(t.len(), rows.len).0);
             }
         }
-        if self.is_closed() {
-            return Err(CLOSED_ERROR.into());
-        }
+        let mut sess = self.session().map_err(|e| e.0)?;
         if rows.len == 0 {
             return Ok(Vec::new());
         }
-        if self.is_durable() {
-            if rows.times.is_some() || rows.forget {
-                return Err("ERR per-row times need an in-memory store".into());
-            }
-            return Ok(self.xadd_rows_logged(db, rows));
+        if sess.is_durable() && (rows.times.is_some() || rows.forget) {
+            return Err(CmdError::row_times_need_memory().0);
         }
-        // A store opened read-only has no journal; every row gets the refusal a write sees.
-        if self.is_read_only() {
-            let e = crate::store::READ_ONLY_ERROR.to_string();
-            return Ok(vec![RowOutcome::Error(e); rows.len]);
-        }
-        Ok(self.xadd_rows_direct(db, rows))
-    }
-
-    fn xadd_rows_direct(&self, db: usize, rows: &XaddRows<'_>) -> Vec<RowOutcome> {
         let mut out = Vec::with_capacity(rows.len);
-        self.with_keyspace_signaling(|ks, signals, flushed_dbs| {
-            let saved = ks.clock;
-            let mut argv: Vec<&[u8]> = Vec::with_capacity(8 + 2 * rows.fields.len());
-            let mut prev: Option<&[u8]> = None;
-            let idmp = !matches!(rows.idmp, Idmp::Off);
-            let mut last: Option<(&[u8], u64)> = None;
-            for i in 0..rows.len {
-                rows.argv(i, &mut argv);
-                let key = argv[1];
-                if let Some(t) = &rows.times {
-                    ks.clock.set(Some(t[i]));
-                }
-                let now = ks.command_time();
-                if rows.forget {
-                    if let Some(p) = prev.filter(|p| *p != key) {
-                        run_one(ks, db, now, &[b"DEL", p], signals, flushed_dbs);
-                        last = None;
-                    }
-                    prev = Some(key);
-                }
-                ks.sweep(now, false);
-                // Only an IDMP row can be a duplicate; nothing else changes the counter
-                // between two rows, so the previous row's count of the same key serves.
-                let before = match last {
-                    _ if !idmp => 0,
-                    Some((k, n)) if k == key => n,
-                    _ => duplicates_of(ks, db, key),
-                };
-                let reply = run_one(ks, db, now, &argv, signals, flushed_dbs);
-                let dup = idmp && {
-                    let after = duplicates_of(ks, db, key);
-                    last = Some((key, after));
-                    after > before
-                };
-                out.push(outcome(reply, dup));
-            }
-            if let Some(p) = prev {
-                let now = ks.command_time();
-                run_one(
-                    ks,
-                    db,
-                    now,
-                    &[b"XTRIM", p, b"MAXLEN", b"0"],
-                    signals,
-                    flushed_dbs,
-                );
-            }
-            if rows.times.is_some() {
-                ks.clock = saved;
-            }
-        });
-        out
-    }
-
-    fn xadd_rows_logged(&self, db: usize, rows: &XaddRows<'_>) -> Vec<RowOutcome> {
-        let mut out: Vec<Option<RowOutcome>> = vec![None; rows.len];
-        let mut keys: Vec<Vec<u8>> = Vec::new();
-        let mut key_of: HashMap<Vec<u8>, usize> = HashMap::new();
-        let mut cmds: Vec<Vec<Vec<u8>>> = Vec::new();
-        let mut cmd_rows: Vec<(usize, usize)> = Vec::new();
-        let mut argv: Vec<&[u8]> = Vec::new();
+        let saved = sess.keyspace().clock;
+        let mut argv: Vec<&[u8]> = Vec::with_capacity(8 + 2 * rows.fields.len());
+        let mut prev: Option<&[u8]> = None;
         for i in 0..rows.len {
             rows.argv(i, &mut argv);
-            if let Err(e) = command::resolve(&argv) {
-                // Refused before running (arity): alone, it fails the same way; inside an
-                // atomic batch it would discard the others.
-                out[i] = Some(RowOutcome::Error(e.0));
-                continue;
+            let key = argv[1];
+            if let Some(t) = &rows.times {
+                sess.keyspace().clock.set(Some(t[i]));
             }
-            let k = match key_of.get(argv[1]) {
-                Some(&k) => k,
-                None => {
-                    keys.push(argv[1].to_vec());
-                    key_of.insert(argv[1].to_vec(), keys.len() - 1);
-                    keys.len() - 1
+            if rows.forget {
+                if let Some(p) = prev.filter(|p| *p != key) {
+                    run_argv(&mut sess, db, &[b"DEL", p]);
                 }
-            };
-            cmd_rows.push((i, k));
-            cmds.push(argv.iter().map(|a| a.to_vec()).collect());
-        }
-        let mut all: Vec<Vec<Vec<u8>>> = keys
-            .iter()
-            .map(|k| vec![b"XINFO".to_vec(), b"STREAM".to_vec(), k.clone()])
-            .collect();
-        all.extend(cmds);
-        let replies = self.execute_batch(db, 2, &all, true);
-        let mut last: Vec<StreamId> = replies[..keys.len()].iter().map(xinfo_last_id).collect();
-        for ((i, k), r) in cmd_rows
-            .into_iter()
-            .zip(replies.into_iter().skip(keys.len()))
-        {
-            let o = match outcome(r, false) {
-                RowOutcome::Added(id) if id <= last[k] => RowOutcome::Duplicate(id),
-                RowOutcome::Added(id) => {
-                    last[k] = id;
-                    RowOutcome::Added(id)
+                prev = Some(key);
+            }
+            let r = sess.run(db, |ctx| {
+                // XADD's arity (-5), checked before its arguments as the command table does.
+                if argv.len() < 5 {
+                    return Err(CmdError::arity("xadd"));
                 }
-                o => o,
-            };
-            out[i] = Some(o);
+                command::execute_typed(ctx, &argv, command::xadd_argv)
+            });
+            out.push(RowOutcome::from_result(r));
         }
-        out.into_iter()
-            .map(|o| o.expect("every row has an outcome"))
-            .collect()
+        if let Some(p) = prev {
+            run_argv(&mut sess, db, &[b"XTRIM", p, b"MAXLEN", b"0"]);
+        }
+        if rows.times.is_some() {
+            sess.keyspace().clock = saved;
+        }
+        Ok(out)
+    }
+
+    /// One XADD from typed arguments on database `db`: the entry's ID, or for an IDMP
+    /// duplicate the ID first added for its (producer, IID) pair; `None` with NOMKSTREAM
+    /// on a missing key. The errors are XADD's; a durable store logs the XADD as
+    /// redis-server would propagate it.
+    ///
+    /// ```
+    /// use xstreams_core::command::XaddArgs;
+    /// use xstreams_core::{Store, StreamId};
+    ///
+    /// let store = Store::default();
+    /// store.set_clock(Some(1_700_000_000_000));
+    /// let pairs: [&[u8]; 2] = [b"temp", b"21.5"];
+    /// let mut args = XaddArgs::new(b"sensor", &pairs);
+    /// args.idmp = Some((b"producer-1", Some(b"msg-1")));
+    /// let first = store.xadd(0, &args).unwrap().unwrap();
+    /// assert_eq!(first.id, StreamId::new(1_700_000_000_000, 0));
+    /// assert!(!first.duplicate);
+    /// // The same (producer, IID) again: nothing added, the first entry's ID.
+    /// let again = store.xadd(0, &args).unwrap().unwrap();
+    /// assert_eq!((again.id, again.duplicate), (first.id, true));
+    /// ```
+    pub fn xadd(&self, db: usize, args: &XaddArgs<'_>) -> Result<Option<XaddOutcome>, CmdError> {
+        if db >= NUM_DBS {
+            return Err(CmdError::db_index_out_of_range());
+        }
+        self.session()?
+            .run(db, |ctx| command::xadd_typed(ctx, args))
+    }
+
+    /// XREAD / XREADGROUP from typed arguments on database `db`, never blocking: the
+    /// entries served, per stream in the caller's order, with their delivery information
+    /// (see [`crate::read`] for an example). The errors are the commands'; an XREADGROUP
+    /// is logged as the claims and group updates it causes.
+    pub fn read(&self, db: usize, args: &ReadArgs<'_>) -> Result<Entries, CmdError> {
+        if db >= NUM_DBS {
+            return Err(CmdError::db_index_out_of_range());
+        }
+        let mut out = Entries::new();
+        self.session()?
+            .run(db, |ctx| command::read_typed(ctx, args, &mut out))?;
+        Ok(out)
     }
 
     /// The entries `XRANGE key start end [COUNT count]` (or, with `rev`, `XREVRANGE key
@@ -378,7 +271,7 @@ impl Store {
         rev: bool,
     ) -> Result<Entries, String> {
         if db >= NUM_DBS {
-            return Err("ERR DB index is out of range".into());
+            return Err(CmdError::db_index_out_of_range().0);
         }
         if self.is_closed() {
             return Err(CLOSED_ERROR.into());
@@ -423,6 +316,11 @@ pub struct Entries {
     pub names: Vec<u8>,
     pub value_offsets: Vec<i64>,
     pub values: Vec<u8>,
+    /// Per entry, for an XREADGROUP with CLAIM: (idle ms, delivery count) as its reply
+    /// reports them; `None` otherwise.
+    pub delivery: Vec<Option<(u64, u64)>>,
+    /// The stream [`ReadSink`] calls add to.
+    current: u32,
 }
 
 impl Default for Entries {
@@ -444,6 +342,8 @@ impl Entries {
             names: Vec::new(),
             value_offsets: vec![0],
             values: Vec::new(),
+            delivery: Vec::new(),
+            current: 0,
         }
     }
 
@@ -482,6 +382,7 @@ impl Entries {
         self.stream.push(stream);
         self.ids.push(id);
         self.present.push(true);
+        self.delivery.push(None);
         self.pair_offsets.push((self.name_offsets.len() - 1) as i64);
     }
 
@@ -490,6 +391,7 @@ impl Entries {
         self.stream.push(stream);
         self.ids.push(id);
         self.present.push(false);
+        self.delivery.push(None);
         self.pair_offsets.push((self.name_offsets.len() - 1) as i64);
     }
 
@@ -525,9 +427,12 @@ impl Entries {
             }
         }
     }
+}
 
+impl Entries {
     /// The entries of an `XREAD` / `XREADGROUP` reply (RESP2 or RESP3 shape; a null reply
-    /// is no entry).
+    /// is no entry). Only a blocked `xread_arrow` still needs it: a blocked call is served
+    /// a reply; non-blocking reads use [`Store::read`].
     pub fn from_read_reply(reply: &Reply) -> Result<Entries, String> {
         let mut out = Entries::new();
         let streams: Vec<(&Reply, &Reply)> = match reply {
@@ -562,7 +467,7 @@ impl Entries {
                 let (Some(Reply::Bulk(id)), Some(fv)) = (parts.first(), parts.get(1)) else {
                     return Err(bad());
                 };
-                let id = reply_id(id).ok_or_else(bad)?;
+                let id = crate::id::parse_id(id, 0, true, false).ok_or_else(bad)?.id;
                 match fv {
                     Reply::Array(fv) => {
                         let mut pairs = Vec::with_capacity(fv.len() / 2);
@@ -593,6 +498,28 @@ impl Entries {
             }
         }
         Ok(out)
+    }
+}
+
+impl ReadSink for Entries {
+    fn stream(&mut self, key: &[u8]) {
+        self.current = self.add_key(key);
+    }
+
+    fn entry(&mut self, e: &EntryView<'_>, delivery: Option<(u64, u64)>) {
+        self.push(self.current, e.id, e.pairs());
+        *self.delivery.last_mut().expect("entry just pushed") = delivery;
+    }
+
+    fn missing(&mut self, id: StreamId) {
+        self.push_missing(self.current, id);
+    }
+
+    fn unstream(&mut self) {
+        let last = (self.keys.len() - 1) as u32;
+        if self.keys.len() > 0 && self.current == last && self.stream.last() != Some(&last) {
+            self.keys.pop();
+        }
     }
 }
 
@@ -669,13 +596,15 @@ mod tests {
     }
 
     #[test]
-    fn read_reply_roundtrip() {
+    fn typed_read_matches_the_reply() {
         let a = Store::new(Config::default());
         a.execute(&[b"XADD", b"s", b"1-1", b"a", b"1", b"b", b"2"]);
-        let r = a.execute(&[b"XREAD", b"STREAMS", b"s", b"0"]);
-        let e = Entries::from_read_reply(&r).unwrap();
+        let keys: [&[u8]; 1] = [b"s"];
+        let ids: [&[u8]; 1] = [b"0"];
+        let e = a.read(0, &ReadArgs::xread(&keys, &ids)).unwrap();
         assert_eq!(e.ids, vec![StreamId::new(1, 1)]);
         assert_eq!(e.pair_offsets, vec![0, 2]);
         assert_eq!(&e.names, b"ab");
+        assert_eq!(e.delivery, vec![None]);
     }
 }

@@ -34,6 +34,34 @@ pub fn c_arg128(arg: &[u8]) -> String {
     String::from_utf8_lossy(s).into_owned()
 }
 
+/// Errors of the embedded API (store, batch paths, replay reader, bindings): lines in
+/// the commands' style, for calls that have no Redis equivalent.
+impl CmdError {
+    pub fn db_index_out_of_range() -> Self {
+        CmdError::err("DB index is out of range")
+    }
+    pub fn row_times_mismatch(times: usize, rows: usize) -> Self {
+        CmdError::err(format!("{times} row times for {rows} rows"))
+    }
+    pub fn row_times_need_memory() -> Self {
+        CmdError::err("per-row times need an in-memory store")
+    }
+}
+
+/// XREAD / XREADGROUP MAXCOUNT and MAXSIZE (Redis 8.10). The wording is ours: the 8.8
+/// binary the tests compare with predates the options.
+impl CmdError {
+    pub fn maxcount_not_positive() -> Self {
+        CmdError::err("MAXCOUNT must be a positive integer")
+    }
+    pub fn maxsize_not_positive() -> Self {
+        CmdError::err("MAXSIZE must be a positive integer")
+    }
+    pub fn maxcount_below_count() -> Self {
+        CmdError::err("MAXCOUNT must be greater than or equal to COUNT")
+    }
+}
+
 /// Replace CR and LF by spaces and trim trailing CR/LF, as Redis does for formatted errors.
 fn sanitize(mut s: String) -> String {
     while s.ends_with('\r') || s.ends_with('\n') {

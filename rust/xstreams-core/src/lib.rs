@@ -14,6 +14,8 @@
 //! - [`idmp`]: idempotent producers (XADD IDMP / IDMPAUTO).
 //! - [`db`]: the keyspace (streams and a minimal string type).
 //! - [`command`]: parsing, execution and replies of every command.
+//! - [`read`]: typed results of the reading commands (a sink per consumer: replies,
+//!   Arrow-shaped batches) and the MAXCOUNT / MAXSIZE budget.
 //! - [`reply`]: reply values and their RESP2/RESP3 encodings.
 //! - [`store`]: the thread-safe store with blocking reads.
 //! - [`persist`]: durable stores (snapshot + command logs).
@@ -35,6 +37,7 @@ pub mod num;
 pub mod persist;
 pub mod rax;
 pub mod rdb;
+pub mod read;
 pub mod reply;
 pub mod store;
 pub mod stream;

@@ -326,6 +326,28 @@ impl Store {
         args: &[&[u8]],
         deny_blocking: bool,
     ) -> (Outcome, Signals) {
+        let (out, sig, failed) = Self::run_with(st, db, protocol, deny_blocking, |ctx| {
+            command::execute(ctx, args)
+        });
+        match failed {
+            Some(e) => (Outcome::Reply(e.into()), sig),
+            None => (out, sig),
+        }
+    }
+
+    /// Run `f` as one command on database `db`: the store clock read once, the IDMP
+    /// sweep, writes refused on a read-only store or after a log failure
+    /// (`Ctx::reject_writes`), and in a durable store what `f` records appended to the
+    /// log. Returns `f`'s result, the keys it signaled, and the error that replaces the
+    /// command's reply when its log record could not be written (the change stays in
+    /// memory, as in redis-server).
+    fn run_with<R>(
+        st: &mut State,
+        db: usize,
+        protocol: u8,
+        deny_blocking: bool,
+        f: impl FnOnce(&mut Ctx<'_>) -> R,
+    ) -> (R, Signals, Option<CmdError>) {
         let now = st.ks.command_time();
         let expired = st.ks.cron(now);
         let reject = if st.read_only {
@@ -342,7 +364,7 @@ impl Store {
         if st.journal.is_some() {
             ctx.prop = Some(Propagation::default());
         }
-        let mut out = command::execute(&mut ctx, args);
+        let out = f(&mut ctx);
         let mut keys = std::mem::take(&mut ctx.signals);
         let flushed_dbs = ctx.flushed_dbs;
         let dirty = ctx.dirty;
@@ -367,6 +389,7 @@ impl Store {
             }
         }
         let signals = Signals { keys, flushed_dbs };
+        let mut failed = None;
         if let (Some(j), Some(p)) = (st.journal.as_mut(), prop) {
             if !p.also.is_empty() {
                 if let Err(e) = j.append(db, now, &p.also) {
@@ -374,13 +397,27 @@ impl Store {
                     // refuse further writes until the store is reopened.
                     let msg = e.to_string();
                     j.failed = Some(msg.clone());
-                    out = Outcome::Reply(Reply::Error(format!(
+                    failed = Some(CmdError::coded(format!(
                         "MISCONF Errors writing to the AOF file: {msg}"
                     )));
                 }
             }
         }
-        (out, signals)
+        (out, signals, failed)
+    }
+
+    /// Exclusive access to the store for a sequence of typed commands (see [`Session`]).
+    /// Fails when the store is closed.
+    pub fn session(&self) -> Result<Session<'_>, CmdError> {
+        let st = self.shared.state.lock();
+        if st.closed {
+            return Err(CmdError::coded(CLOSED_ERROR));
+        }
+        Ok(Session {
+            store: self,
+            st,
+            sig: Signals::default(),
+        })
     }
 
     fn maybe_compact(&self, st: &mut State) {
@@ -653,21 +690,6 @@ impl Store {
         f(&mut st.ks)
     }
 
-    /// Like [`Store::with_keyspace`] for code that runs commands on the keyspace directly:
-    /// the keys they signal (collected by `f`) wake blocked readers afterwards.
-    pub(crate) fn with_keyspace_signaling<R>(
-        &self,
-        f: impl FnOnce(&mut Keyspace, &mut Vec<(usize, Vec<u8>)>, &mut u32) -> R,
-    ) -> R {
-        let mut st = self.shared.state.lock();
-        let mut sig = Signals::default();
-        let r = f(&mut st.ks, &mut sig.keys, &mut sig.flushed_dbs);
-        if st.serve(sig) {
-            self.shared.cond.notify_all();
-        }
-        r
-    }
-
     /// Changes made since the store was opened or last compacted (Redis's
     /// `rdb_changes_since_last_save`).
     pub fn dirty(&self) -> u64 {
@@ -721,6 +743,57 @@ impl Store {
     /// Has the store been closed?
     pub fn is_closed(&self) -> bool {
         self.shared.state.lock().closed
+    }
+}
+
+/// The store locked for a sequence of typed commands (the batch paths): no other command
+/// runs until it is dropped. Each [`Session::run`] is one command, exactly as if it had
+/// been sent alone (its own command time, write refusal, log record); blocked readers are
+/// served when the session ends, as after an atomic batch.
+pub struct Session<'a> {
+    store: &'a Store,
+    st: MutexGuard<'a, State>,
+    sig: Signals,
+}
+
+impl Session<'_> {
+    /// Run `f` as one command on database `db` (RESP2 shapes, never blocking). The error
+    /// of a failed log write replaces `f`'s result.
+    pub fn run<R>(
+        &mut self,
+        db: usize,
+        f: impl FnOnce(&mut Ctx<'_>) -> Result<R, CmdError>,
+    ) -> Result<R, CmdError> {
+        let (out, sig, failed) = Store::run_with(&mut self.st, db, 2, true, f);
+        self.sig.add(sig.keys, sig.flushed_dbs);
+        match failed {
+            Some(e) => Err(e),
+            None => out,
+        }
+    }
+
+    /// The keyspace (e.g. to pin the clock between commands).
+    pub fn keyspace(&mut self) -> &mut Keyspace {
+        &mut self.st.ks
+    }
+
+    /// Is the store durable (every command logged)?
+    pub fn is_durable(&self) -> bool {
+        self.st.journal.is_some()
+    }
+
+    /// Was the store opened read-only?
+    pub fn is_read_only(&self) -> bool {
+        self.st.read_only
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        if self.st.serve(std::mem::take(&mut self.sig)) {
+            self.store.shared.cond.notify_all();
+        }
+        self.store.maybe_compact(&mut self.st);
     }
 }
 

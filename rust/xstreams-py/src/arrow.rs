@@ -30,6 +30,7 @@ use pyo3::types::{PyDict, PyList};
 use pyo3_arrow::input::AnyRecordBatch;
 use pyo3_arrow::{PyRecordBatch, PySchema};
 use xstreams_core::batch::{Col, Entries, Idmp, RowOutcome, XaddRows};
+use xstreams_core::command::ReadArgs;
 use xstreams_core::Reply;
 
 use crate::convert::arg_bytes;
@@ -1015,7 +1016,7 @@ impl Store {
     /// ``pyarrow.RecordBatch`` with a ``stream`` column first, then the columns of
     /// ``xrange_arrow``; no entry (or a timeout) gives an empty batch. An XREADGROUP
     /// history entry that was deleted has a null ``fields``.
-    #[pyo3(signature = (streams, count=None, block=None, *, group=None, consumer=None, noack=false, schema=None, decode=true, db=0))]
+    #[pyo3(signature = (streams, count=None, block=None, *, group=None, consumer=None, noack=false, schema=None, decode=true, db=0, max_count=None, max_size=None))]
     #[allow(clippy::too_many_arguments)]
     fn xread_arrow<'py>(
         &self,
@@ -1029,12 +1030,50 @@ impl Store {
         schema: Option<&Bound<'py, PyAny>>,
         decode: bool,
         db: usize,
+        max_count: Option<i64>,
+        max_size: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         if streams.is_empty() {
             return Err(data_err(
                 py,
                 "XREAD streams must be a non empty dict".into(),
             ));
+        }
+        let shape = EntriesShape {
+            stream_column: true,
+            binary: !decode,
+            signed_ids: false,
+            schema: schema_arg(schema)?,
+        };
+        if block.is_none() {
+            // Typed read: no arguments built, no reply parsed.
+            let mut keys = Vec::with_capacity(streams.len());
+            let mut ids = Vec::with_capacity(streams.len());
+            for (k, v) in streams.iter() {
+                keys.push(arg_bytes(py, &k)?.into_owned());
+                ids.push(arg_bytes(py, &v)?.into_owned());
+            }
+            let (gname, cname) = match (group, consumer) {
+                (Some(g), Some(c)) => (
+                    Some(arg_bytes(py, g)?.into_owned()),
+                    Some(arg_bytes(py, c)?.into_owned()),
+                ),
+                (None, None) => (None, None),
+                _ => return Err(data_err(py, "group and consumer go together".into())),
+            };
+            let key_refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+            let id_refs: Vec<&[u8]> = ids.iter().map(|k| k.as_slice()).collect();
+            let mut a = match (&gname, &cname) {
+                (Some(g), Some(c)) => ReadArgs::xreadgroup(g, c, &key_refs, &id_refs),
+                _ => ReadArgs::xread(&key_refs, &id_refs),
+            };
+            a.count = count.map_or(0, |c| c.max(0) as u64);
+            a.noack = noack;
+            a.max_count = positive(py, "max_count", max_count)?;
+            a.max_size = positive(py, "max_size", max_size)?;
+            let store = self.core();
+            let entries = guarded(py, || store.read(db, &a))?.map_err(|e| reply_err(py, &e.0))?;
+            return entries_to_py(py, &entries, &shape);
         }
         let mut args: Vec<Vec<u8>> = Vec::new();
         match (group, consumer) {
@@ -1049,6 +1088,14 @@ impl Store {
         }
         if let Some(c) = count {
             args.push(b"COUNT".to_vec());
+            args.push(c.to_string().into_bytes());
+        }
+        if let Some(c) = max_count {
+            args.push(b"MAXCOUNT".to_vec());
+            args.push(c.to_string().into_bytes());
+        }
+        if let Some(c) = max_size {
+            args.push(b"MAXSIZE".to_vec());
             args.push(c.to_string().into_bytes());
         }
         if let Some(b) = block {
@@ -1070,15 +1117,27 @@ impl Store {
         if let Reply::Error(e) = &reply {
             return Err(reply_err(py, e));
         }
+        // A blocked call is served a reply (the store's waiters run commands).
         let entries =
             guarded(py, || Entries::from_read_reply(&reply))?.map_err(|e| reply_err(py, &e))?;
-        let shape = EntriesShape {
-            stream_column: true,
-            binary: !decode,
-            signed_ids: false,
-            schema: schema_arg(schema)?,
-        };
         entries_to_py(py, &entries, &shape)
+    }
+}
+
+/// A MAXCOUNT / MAXSIZE keyword: absent (0) or a positive integer; the command's own
+/// error otherwise.
+fn positive(py: Python<'_>, name: &str, v: Option<i64>) -> PyResult<u64> {
+    match v {
+        None => Ok(0),
+        Some(n) if n > 0 => Ok(n as u64),
+        Some(_) => {
+            let e = if name == "max_count" {
+                xstreams_core::CmdError::maxcount_not_positive()
+            } else {
+                xstreams_core::CmdError::maxsize_not_positive()
+            };
+            Err(reply_err(py, &e.0))
+        }
     }
 }
 

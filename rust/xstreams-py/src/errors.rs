@@ -7,6 +7,7 @@ use pyo3::types::PyAny;
 static ERROR_FROM_REPLY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static INTERNAL_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static DATA_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static INVARIANT_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 fn exceptions_attr(
     py: Python<'_>,
@@ -48,6 +49,16 @@ pub fn internal_err(py: Python<'_>, msg: String) -> PyErr {
 /// `xstreams.exceptions.DataError(msg)` (an argument Python cannot send).
 pub fn data_err(py: Python<'_>, msg: String) -> PyErr {
     match exceptions_attr(py, &DATA_ERROR, "DataError").and_then(|c| c.bind(py).call1((msg,))) {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(e) => e,
+    }
+}
+
+/// `xstreams.exceptions.InvariantError(msg)` (`Store.validate()` found a violation).
+pub fn invariant_err(py: Python<'_>, msg: String) -> PyErr {
+    match exceptions_attr(py, &INVARIANT_ERROR, "InvariantError")
+        .and_then(|c| c.bind(py).call1((msg,)))
+    {
         Ok(exc) => PyErr::from_value(exc),
         Err(e) => e,
     }

@@ -323,12 +323,13 @@ impl Store {
             .map_err(PyValueError::new_err)
     }
 
-    /// Check every internal invariant (raises ``AssertionError`` with the first violation).
+    /// Check every internal invariant (raises ``xstreams.InvariantError`` with the first
+    /// violation).
     fn validate(&self, py: Python<'_>) -> PyResult<()> {
         let store = &self.inner;
         match guarded(py, || store.validate())? {
             Ok(()) => Ok(()),
-            Err(e) => Err(pyo3::exceptions::PyAssertionError::new_err(e)),
+            Err(e) => Err(crate::errors::invariant_err(py, e)),
         }
     }
 

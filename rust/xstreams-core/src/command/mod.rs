@@ -23,6 +23,9 @@ mod xread;
 
 pub mod table;
 
+pub use xadd::{parse_xadd, xadd_argv, xadd_typed, XaddArgs, XaddOutcome};
+pub use xread::{read_typed, ReadArgs};
+
 use crate::db::{Db, KeyEntry, Keyspace, Value};
 use crate::error::{CmdError, CmdResult};
 use crate::reply::Reply;
@@ -407,6 +410,44 @@ pub fn execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> Outcome {
         );
     };
     let reply = handler(ctx, args).unwrap_or_else(Reply::from);
+    record_own(ctx, args);
+    match ctx.block.take() {
+        Some(b) => Outcome::Block(b),
+        None => Outcome::Reply(reply),
+    }
+}
+
+/// Run a write command whose handler gives a typed result, as [`execute`] runs one:
+/// writes refused when the context says so (read-only, log failure, over `maxmemory`: the
+/// typed callers run XADD, a DENYOOM command), then `f` (which parses and executes
+/// `args`), then the command's own record for the log. The caller has resolved the
+/// command (its arity checked) and never lets it block.
+pub fn execute_typed<R>(
+    ctx: &mut Ctx<'_>,
+    args: &[&[u8]],
+    f: impl FnOnce(&mut Ctx<'_>, &[&[u8]]) -> CmdResult<R>,
+) -> CmdResult<R> {
+    check_write(ctx)?;
+    let out = f(ctx, args);
+    record_own(ctx, args);
+    out
+}
+
+/// The refusals of a DENYOOM write command before it runs.
+pub(crate) fn check_write(ctx: &mut Ctx<'_>) -> CmdResult<()> {
+    if let Some(e) = &ctx.reject_writes {
+        return Err(e.clone());
+    }
+    if !ctx.replaying && crate::memory::over_maxmemory(ctx.ks) {
+        return Err(CmdError::oom());
+    }
+    Ok(())
+}
+
+/// A command that changed something counts its arguments as written memory and is logged
+/// as its (possibly rewritten) arguments, after what it recorded itself, unless it
+/// prevented that.
+fn record_own(ctx: &mut Ctx<'_>, args: &[&[u8]]) {
     if ctx.dirty > 0 && ctx.ks.mem.tracking() {
         ctx.ks
             .mem
@@ -422,10 +463,6 @@ pub fn execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> Outcome {
                 p.also.push(LogRecord::Cmd(own));
             }
         }
-    }
-    match ctx.block.take() {
-        Some(b) => Outcome::Block(b),
-        None => Outcome::Reply(reply),
     }
 }
 

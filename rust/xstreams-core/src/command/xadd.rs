@@ -3,6 +3,7 @@
 
 use super::args::{eq, int, is};
 use super::{Ctx, LogRecord};
+use crate::db::{KeyEntry, Value};
 use crate::error::{CmdError, CmdResult};
 use crate::id::{parse_id, StreamId};
 use crate::idmp::auto_iid;
@@ -163,36 +164,198 @@ pub fn parse_add_trim<'a>(
     Ok(out)
 }
 
-/// `XADD key [NOMKSTREAM] [KEEPREF|DELREF|ACKED] [IDMPAUTO pid | IDMP pid iid]
-/// [MAXLEN|MINID [=|~] threshold [LIMIT count]] <*|id> field value [field value ...]`
-pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+/// Typed arguments of one XADD: what [`parse_xadd`] makes of its argument vector, and
+/// what typed callers (the batch paths, [`crate::Store::xadd`]) build directly.
+///
+/// ```
+/// use xstreams_core::command::XaddArgs;
+/// let pairs: [&[u8]; 2] = [b"field", b"value"];
+/// let args = XaddArgs::new(b"events", &pairs);
+/// assert!(args.id.is_none()); // `*`: the store picks the next ID
+/// ```
+#[derive(Clone, Debug)]
+pub struct XaddArgs<'a> {
+    pub key: &'a [u8],
+    /// Explicit ID (`None` for `*`) and whether its sequence was given (`5-*` has not).
+    pub id: Option<(StreamId, bool)>,
+    /// `NOMKSTREAM`: a missing key is not created (the outcome is `None`).
+    pub no_mkstream: bool,
+    /// `IDMP pid iid` (`Some(iid)`) or `IDMPAUTO pid` (`None`).
+    pub idmp: Option<(&'a [u8], Option<&'a [u8]>)>,
+    /// `MAXLEN|MINID [=|~] threshold [LIMIT n]` with its reference policy.
+    pub trim: Option<TrimArgs>,
+    /// Field names and values, alternating.
+    pub pairs: &'a [&'a [u8]],
+}
+
+impl<'a> XaddArgs<'a> {
+    /// `XADD key * field value ...` with no option.
+    pub fn new(key: &'a [u8], pairs: &'a [&'a [u8]]) -> Self {
+        XaddArgs {
+            key,
+            id: None,
+            no_mkstream: false,
+            idmp: None,
+            trim: None,
+            pairs,
+        }
+    }
+
+    /// The checks XADD's parser makes on options that typed callers set directly (empty
+    /// producer or IID, an explicit ID with IDMP), with the parser's errors.
+    fn check_typed(&self) -> CmdResult<()> {
+        if let Some((pid, iid)) = self.idmp {
+            if pid.is_empty() {
+                return Err(if iid.is_some() {
+                    CmdError::idmp_empty_pid()
+                } else {
+                    CmdError::idmpauto_empty_pid()
+                });
+            }
+            if iid.is_some_and(|i| i.is_empty()) {
+                return Err(CmdError::idmp_empty_iid());
+            }
+            if self.id.is_some() {
+                return Err(CmdError::idmp_needs_auto_id());
+            }
+        }
+        Ok(())
+    }
+
+    /// The XADD command these arguments stand for, in the form the log records: the
+    /// options in canonical order, `id` in place of the requested one, and the trimming
+    /// threshold replaced by `threshold` (an approximate trim rewritten as exact).
+    fn to_argv(&self, id: Option<StreamId>, threshold: Option<&[u8]>) -> Vec<Vec<u8>> {
+        let mut v: Vec<Vec<u8>> = vec![b"XADD".to_vec(), self.key.to_vec()];
+        if self.no_mkstream {
+            v.push(b"NOMKSTREAM".to_vec());
+        }
+        if let Some((pid, iid)) = self.idmp {
+            match iid {
+                Some(iid) => {
+                    v.push(b"IDMP".to_vec());
+                    v.push(pid.to_vec());
+                    v.push(iid.to_vec());
+                }
+                None => {
+                    v.push(b"IDMPAUTO".to_vec());
+                    v.push(pid.to_vec());
+                }
+            }
+        }
+        if let Some(t) = &self.trim {
+            v.push(
+                match t.policy {
+                    RefPolicy::KeepRef => &b"KEEPREF"[..],
+                    RefPolicy::DelRef => b"DELREF",
+                    RefPolicy::Acked => b"ACKED",
+                }
+                .to_vec(),
+            );
+            let (name, value) = match t.strategy {
+                TrimStrategy::MaxLen(n) => (&b"MAXLEN"[..], n.to_string().into_bytes()),
+                TrimStrategy::MinId(id) => (&b"MINID"[..], id.to_bytes()),
+            };
+            v.push(name.to_vec());
+            match threshold {
+                Some(th) => {
+                    v.push(b"=".to_vec());
+                    v.push(th.to_vec());
+                }
+                None => {
+                    v.push(if t.approx {
+                        b"~".to_vec()
+                    } else {
+                        b"=".to_vec()
+                    });
+                    v.push(value);
+                    if t.approx {
+                        v.push(b"LIMIT".to_vec());
+                        v.push(t.limit.to_string().into_bytes());
+                    }
+                }
+            }
+        }
+        v.push(match (id, self.id) {
+            (Some(id), _) => id.to_bytes(),
+            (None, Some((id, true))) => id.to_bytes(),
+            (None, Some((id, false))) => format!("{}-*", id.ms).into_bytes(),
+            (None, None) => b"*".to_vec(),
+        });
+        v.extend(self.pairs.iter().map(|p| p.to_vec()));
+        v
+    }
+}
+
+/// What one XADD did: the entry's ID, or for an IDMP duplicate (`duplicate`) the ID of
+/// the entry first added for that (producer, IID) pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct XaddOutcome {
+    pub id: StreamId,
+    pub duplicate: bool,
+}
+
+/// An executed XADD, with what its propagation needs.
+struct Executed {
+    outcome: XaddOutcome,
+    /// The exact threshold an approximate KEEPREF trim reached.
+    threshold: Option<Vec<u8>>,
+}
+
+/// Parse XADD's argument vector into typed arguments (and the positions of the ID and
+/// trimming threshold, for the log's rewrite). Errors come in redis-server's order.
+pub fn parse_xadd<'a>(
+    ctx: &Ctx<'_>,
+    args: &'a [&'a [u8]],
+) -> CmdResult<(XaddArgs<'a>, AddTrimArgs<'a>)> {
     let opts = parse_add_trim(ctx, args, true)?;
-    let field_pos = opts.id_pos + 1;
-    let nfv = args.len().saturating_sub(field_pos);
-    if args.len() < field_pos + 2 || nfv % 2 == 1 {
+    let field_pos = (opts.id_pos + 1).min(args.len());
+    let a = XaddArgs {
+        key: args[1],
+        id: opts.id,
+        no_mkstream: opts.no_mkstream,
+        idmp: opts.idmp,
+        trim: opts.trim,
+        pairs: &args[field_pos..],
+    };
+    Ok((a, opts))
+}
+
+/// The one implementation of XADD, shared by the argument-vector handler and typed
+/// callers: checks in redis-server's order after parsing, the IDMP lookup, the append,
+/// trimming. `Ok(None)`: NOMKSTREAM on a missing key.
+fn execute(ctx: &mut Ctx<'_>, a: &XaddArgs<'_>) -> CmdResult<Option<Executed>> {
+    if a.pairs.len() < 2 || a.pairs.len() % 2 == 1 {
         return Err(CmdError::arity("xadd"));
     }
-    if let Some((id, true)) = opts.id {
+    if let Some((id, true)) = a.id {
         if id.is_zero() {
             return Err(CmdError::xadd_id_zero());
         }
     }
-    let key = args[1];
-    let pairs = &args[field_pos..];
+    let key = a.key;
+    let pairs = a.pairs;
     let now = ctx.now;
-    let cfg = ctx.ks.config.clone();
     if ctx.stream(key)?.is_none() {
-        if opts.no_mkstream {
-            return Ok(Reply::Nil);
+        if a.no_mkstream {
+            return Ok(None);
         }
         ctx.stream_or_create(key)?;
     }
-    let s = ctx.stream(key)?.expect("stream exists");
+    let cfg = &ctx.ks.config;
+    let db = &mut ctx.ks.dbs[ctx.db];
+    let Some(KeyEntry {
+        value: Value::Stream(s),
+        ..
+    }) = db.get_mut(key)
+    else {
+        unreachable!("stream exists")
+    };
     // IDMP: a known (pid, iid) returns the recorded ID before anything else is checked.
     let auto: [u8; 16];
     let mut idmp_iid: Option<(&[u8], &[u8])> = None;
     let mut new_producer = false;
-    if let Some((pid, iid)) = opts.idmp {
+    if let Some((pid, iid)) = a.idmp {
         // Nothing expires here: as in redis-server, expired IIDs stay until the periodic
         // sweep (Keyspace::cron) drops them.
         new_producer = s.idmp.ensure_producer(pid);
@@ -206,14 +369,20 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         if let Some(orig) = s.idmp.lookup(pid, iid) {
             s.idmp.iids_duplicates += 1;
             ctx.dirty += 1;
-            return Ok(Reply::id(&orig));
+            return Ok(Some(Executed {
+                outcome: XaddOutcome {
+                    id: orig,
+                    duplicate: true,
+                },
+                threshold: None,
+            }));
         }
         idmp_iid = Some((pid, iid));
     }
     let appended = if s.last_id == StreamId::MAX {
         Err(CmdError::xadd_exhausted())
     } else {
-        match s.append(&cfg, now, opts.id, pairs) {
+        match s.append(cfg, now, a.id, pairs) {
             Ok(id) => Ok(id),
             Err(AppendError::IdTooSmall) => Err(CmdError::xadd_id_too_small()),
             Err(AppendError::TooLarge) => Err(CmdError::elements_too_large()),
@@ -224,7 +393,7 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         Err(e) => {
             if new_producer {
                 // redis-server keeps the producer it created before failing.
-                let pid = opts.idmp.map(|p| p.0.to_vec()).unwrap_or_default();
+                let pid = a.idmp.map(|p| p.0.to_vec()).unwrap_or_default();
                 ctx.propagate_record(LogRecord::EmptyProducer {
                     key: key.to_vec(),
                     pid,
@@ -239,11 +408,11 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     } else {
         false
     };
-    let mut trim_rewrite = None;
-    if let Some(t) = &opts.trim {
+    let mut threshold = None;
+    if let Some(t) = &a.trim {
         s.trim(t);
         if t.approx && t.policy == RefPolicy::KeepRef {
-            trim_rewrite = Some(trim_threshold(s, t));
+            threshold = Some(trim_threshold(s, t));
         }
     }
     if tracked {
@@ -251,16 +420,64 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     }
     ctx.dirty += 1;
     ctx.signal(key);
-    if ctx.recording() {
-        if !matches!(opts.id, Some((_, true))) {
-            ctx.rewrite_arg(args, opts.id_pos, id.to_bytes());
+    Ok(Some(Executed {
+        outcome: XaddOutcome {
+            id,
+            duplicate: false,
+        },
+        threshold,
+    }))
+}
+
+/// `XADD key [NOMKSTREAM] [KEEPREF|DELREF|ACKED] [IDMPAUTO pid | IDMP pid iid]
+/// [MAXLEN|MINID [=|~] threshold [LIMIT count]] <*|id> field value [field value ...]`
+pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    Ok(xadd_argv(ctx, args)?.map_or(Reply::Nil, |o| Reply::id(&o.id)))
+}
+
+/// XADD from its argument vector, with its typed outcome (`None`: NOMKSTREAM on a missing
+/// key). The log records `args` with the ID and an approximate trim rewritten, as
+/// redis-server propagates it.
+pub fn xadd_argv(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Option<XaddOutcome>> {
+    let (a, opts) = parse_xadd(ctx, args)?;
+    let Some(ex) = execute(ctx, &a)? else {
+        return Ok(None);
+    };
+    if ctx.recording() && !ex.outcome.duplicate {
+        if !matches!(a.id, Some((_, true))) {
+            ctx.rewrite_arg(args, opts.id_pos, ex.outcome.id.to_bytes());
         }
-        if let Some(v) = trim_rewrite {
+        if let Some(v) = ex.threshold {
             ctx.rewrite_arg(args, opts.trim_arg - 1, b"=".to_vec());
             ctx.rewrite_arg(args, opts.trim_arg, v);
         }
     }
-    Ok(Reply::id(&id))
+    Ok(Some(ex.outcome))
+}
+
+/// XADD from typed arguments, as one whole command: write refusal (read-only store, log
+/// failure), the parser's checks on the typed options, execution, and the record of the
+/// command for the log (in canonical form, with the ID and an approximate trim
+/// rewritten). `None`: NOMKSTREAM on a missing key.
+pub fn xadd_typed(ctx: &mut Ctx<'_>, a: &XaddArgs<'_>) -> CmdResult<Option<XaddOutcome>> {
+    super::check_write(ctx)?;
+    a.check_typed()?;
+    let ex = execute(ctx, a)?;
+    if ctx.dirty > 0 && ctx.ks.mem.tracking() {
+        let n = a.key.len() + a.pairs.iter().map(|p| p.len()).sum::<usize>();
+        ctx.ks.mem.note_write(n as u64);
+    }
+    if ctx.dirty > 0 && ctx.recording() {
+        let argv = match &ex {
+            Some(ex) if !ex.outcome.duplicate => {
+                let id = (!matches!(a.id, Some((_, true)))).then_some(ex.outcome.id);
+                a.to_argv(id, ex.threshold.as_deref())
+            }
+            _ => a.to_argv(None, None),
+        };
+        ctx.also_propagate(argv);
+    }
+    Ok(ex.map(|e| e.outcome))
 }
 
 /// The exact threshold an approximate KEEPREF trim reached, for the log (MAXLEN: the

@@ -516,8 +516,10 @@ impl ReadSink for Entries {
     }
 
     fn unstream(&mut self) {
-        let last = (self.keys.len() - 1) as u32;
-        if self.keys.len() > 0 && self.current == last && self.stream.last() != Some(&last) {
+        let Some(last) = self.keys.len().checked_sub(1).map(|l| l as u32) else {
+            return;
+        };
+        if self.current == last && self.stream.last() != Some(&last) {
             self.keys.pop();
         }
     }

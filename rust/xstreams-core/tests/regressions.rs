@@ -505,3 +505,52 @@ fn xadd_onto_a_node_key_after_xsetid_back_keeps_the_count_consistent() {
         "as redis-server"
     );
 }
+
+/// BUG 8 (seed 4226460948 of `setid_games_match_model`, CI run of 2026-11-24): after
+/// XSETID moved the last ID back, entries appended into a node keyed above them leave a
+/// live entry above the last ID once a second XSETID moves it back again. redis-server 8.8
+/// answers every command below the same way (checked with redis-cli): XSETID 0-2 is
+/// accepted because the last live entry in node order is 0-2, and XRANGE lists 0-4 first.
+#[test]
+fn xsetid_back_below_a_live_entry_appended_out_of_order() {
+    let s = store();
+    s.config_set("stream-node-max-entries", "3").unwrap();
+    for c in [
+        "XGROUP CREATE s0 g1 $ MKSTREAM",
+        "XADD s0 0-1 a x",
+        "XADD s0 0-2 a x",
+        "XADD s0 0-3 a x",
+        "XADD s0 0-4 a x",
+        "XREADGROUP GROUP g1 c1 STREAMS s0 >",
+        "XDEL s0 0-4",
+        "XSETID s0 2-0",
+        "XADD s0 2-1 a x",
+        "XADD s0 2-2 a x",
+        "XDEL s0 2-2",
+        "XSETID s0 2-2 MAXDELETEDID 0-1",
+        "XTRIM s0 MINID 2-2",
+        "XSETID s0 0-1",
+        "XADD s0 0-2 a x",
+        "XADD s0 0-4 a x",
+        "XSETID s0 0-2",
+    ] {
+        assert!(!matches!(run(&s, c), Reply::Error(_)), "{c}");
+    }
+    s.validate()
+        .expect("a state redis-server reaches with valid commands");
+    let ids: Vec<Reply> = match run(&s, "XRANGE s0 - +") {
+        Reply::Array(v) => v
+            .into_iter()
+            .map(|e| match e {
+                Reply::Array(mut p) => p.remove(0),
+                other => panic!("{other:?}"),
+            })
+            .collect(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        ids,
+        vec![Reply::bulk(b"0-4"), Reply::bulk(b"0-2")],
+        "as redis-server"
+    );
+}

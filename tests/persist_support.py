@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -41,6 +42,9 @@ def call(store: xstreams.Store, args: Sequence[Any], db: int = 0) -> bytes:
         return bytes(store._execute_resp(list(args), db=db))
     except exc.InternalError as e:  # pragma: no cover - only on an engine bug
         raise AssertionError(f"engine panic on {args!r} (db {db}): {e}") from e
+
+
+_RAX_NODES = re.compile(rb"(radix-tree-nodes\r\n:)\d+")
 
 
 def _keys(store: xstreams.Store, db: int) -> List[bytes]:
@@ -73,7 +77,11 @@ def capture(store: xstreams.Store, dbs: Iterable[int] = range(16)) -> List[Obser
             kind = store.execute_command("TYPE", key, db=db)
             out.append((db, (b"TYPE", key), kind))
             if kind == b"stream":
-                obs(db, "XINFO", "STREAM", key, "FULL", "COUNT", "0")
+                info = obs(db, "XINFO", "STREAM", key, "FULL", "COUNT", "0")
+                # redis-server 8.8's radix-tree-nodes depends on the tree's history (leaf
+                # inlining, redis/redis#15256): a reload rebuilds the tree by insertion in
+                # Redis and here alike, so the count is not a fact a reopen keeps.
+                out[-1] = (db, out[-1][1], _RAX_NODES.sub(b"\\1?", info))
                 obs(db, "XRANGE", key, "-", "+")
                 obs(db, "XREVRANGE", key, "+", "-", "COUNT", "3")
                 obs(db, "XINFO", "GROUPS", key)

@@ -234,19 +234,19 @@ pub const IDMP_SWEEP_PERIOD_MS: i64 = 1000;
 /// `activeExpireCycle` (slow cycle) on every call, `hz` 10 times a second.
 pub const EXPIRE_CYCLE_PERIOD_MS: i64 = 100;
 
-/// The latest tick of a periodic job (period `period`, phase `next`) due at `now`, and
-/// the following one: `None` when nothing is due. A clock that moved back by more than a
-/// period restarts the phase at `now` (the server's cron would simply run on).
+/// The latest tick of a periodic job due at `now` (period `period`; `next` holds the next
+/// tick), and the following one: `None` when nothing is due. Ticks fall on whole
+/// multiples of the period of the store clock, so every store and every replay of a
+/// store's log sweeps at the same instants whatever command came first (a server's cron
+/// is phased by its start; any phase is one redis-server could have). A clock that moved
+/// back by more than a period restarts at its latest tick.
 fn due_tick(next: &mut Option<i64>, now: i64, period: i64) -> Option<i64> {
-    let at = *next.get_or_insert(now);
-    if now < at.saturating_sub(period) {
-        *next = Some(now.saturating_add(period));
-        return Some(now);
+    if let Some(at) = *next {
+        if now < at && now >= at.saturating_sub(period) {
+            return None;
+        }
     }
-    if now < at {
-        return None;
-    }
-    let tick = at + (now - at) / period * period;
+    let tick = now - now.rem_euclid(period);
     *next = Some(tick.saturating_add(period));
     Some(tick)
 }

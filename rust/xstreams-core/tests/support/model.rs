@@ -1898,12 +1898,12 @@ impl Model {
     }
 
     /// Before a command at `now`: the IDMP cron's ticks due since the last command, run
-    /// as one sweep at the latest tick (`serverCron`'s `run_with_period(1000)`). The
-    /// clock only moves forward here.
+    /// as one sweep at the latest tick (`serverCron`'s `run_with_period(1000)`), ticks on
+    /// whole seconds of the store clock as the engine phases them. The clock only moves
+    /// forward here.
     pub fn cron(&mut self, now: i64) {
-        let next = *self.next_sweep.get_or_insert(now);
-        if now >= next {
-            let tick = next + (now - next) / 1000 * 1000;
+        if self.next_sweep.is_none_or(|next| now >= next) {
+            let tick = now - now.rem_euclid(1000);
             self.next_sweep = Some(tick + 1000);
             self.sweep(tick);
         }

@@ -287,10 +287,16 @@ impl Keyspace {
                 expired.extend(db.expire_all(tick).into_iter().map(|k| (i, k)));
             }
         }
+        self.cron_idmp(now);
+        expired
+    }
+
+    /// The IDMP part of [`Keyspace::cron`] alone: log replay runs it before each command,
+    /// as the store ran it then (key expiry needs no replay: the log has its DELs).
+    pub fn cron_idmp(&mut self, now: i64) {
         if let Some(tick) = due_tick(&mut self.next_idmp_sweep, now, IDMP_SWEEP_PERIOD_MS) {
             self.sweep_idmp(tick);
         }
-        expired
     }
 
     /// Run the IDMP sweep and the expiry of keys now, whatever the cadence (`Store.sweep`).

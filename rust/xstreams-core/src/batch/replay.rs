@@ -596,6 +596,7 @@ fn tail_stream(
                         continue;
                     }
                     let refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+                    ks.cron_idmp(now);
                     let mut ctx = Ctx::new(&mut ks, db, now, 2);
                     ctx.replaying = true;
                     ctx.deny_blocking = true;

@@ -525,6 +525,7 @@ fn apply_item(
                 return Ok(false);
             }
             let refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+            ks.cron_idmp(*now);
             let mut ctx = Ctx::new(ks, *db, *now, 2);
             ctx.replaying = true;
             ctx.deny_blocking = true;

@@ -1,0 +1,155 @@
+//! The durable store: opening a directory, background fsync and compaction.
+
+use std::path::Path;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::persist::{self, Fsync, LoadReport, Options, PersistError};
+
+use super::{Shared, State, Store};
+
+impl Store {
+    /// Open the durable store in directory `dir` (created if missing): load its snapshot
+    /// and logs, then log every write. With `opts.read_only`, load without locking and
+    /// refuse writes.
+    pub fn open(
+        dir: &Path,
+        config: Config,
+        opts: Options,
+    ) -> Result<(Store, LoadReport), PersistError> {
+        if opts.read_only {
+            let (mut ks, _, report) = persist::load(dir, config)?;
+            for (n, v) in &opts.config_overrides {
+                ks.config.set(n, v).map_err(|m| PersistError {
+                    kind: persist::ErrorKind::Io,
+                    message: m,
+                })?;
+            }
+            let store = Store::from_keyspace(ks);
+            store.shared.state.lock().read_only = true;
+            return Ok((store, report));
+        }
+        let (ks, journal, report) = persist::open(dir, config, &opts)?;
+        let store = Store::from_keyspace(ks);
+        let fsync = journal.fsync;
+        store.shared.state.lock().journal = Some(journal);
+        if fsync == Fsync::EverySec {
+            let weak = Arc::downgrade(&store.shared);
+            std::thread::Builder::new()
+                .name("xstreams-fsync".into())
+                .spawn(move || fsync_loop(weak))
+                .map_err(|e| PersistError {
+                    kind: persist::ErrorKind::Io,
+                    message: e.to_string(),
+                })?;
+        }
+        Ok((store, report))
+    }
+
+    /// Is this a durable store?
+    pub fn is_durable(&self) -> bool {
+        self.shared.state.lock().journal.is_some()
+    }
+
+    /// Compact now: write a snapshot of the current state and drop the logs it covers.
+    /// Commands keep running meanwhile (only a copy of the keyspace is taken under the
+    /// lock). Fails if the store is not durable or a compaction is already running.
+    pub fn compact(&self) -> Result<(), PersistError> {
+        compact_shared(&self.shared)
+    }
+
+    pub(super) fn maybe_compact(&self, st: &mut State) {
+        if let Some(j) = st.journal.as_mut().filter(|j| j.wants_compaction()) {
+            j.scheduled = true;
+            let weak = Arc::downgrade(&self.shared);
+            let _ = std::thread::Builder::new()
+                .name("xstreams-compact".into())
+                .spawn(move || {
+                    if let Some(shared) = weak.upgrade() {
+                        let _ = compact_shared(&shared);
+                    }
+                });
+        }
+    }
+}
+
+/// Background fsync once per second (`appendfsync everysec`); ends with the store.
+fn fsync_loop(weak: Weak<Shared>) {
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+        let Some(shared) = weak.upgrade() else { return };
+        let handle = {
+            let mut st = shared.state.lock();
+            match st.journal.as_mut() {
+                Some(j) if j.unsynced => {
+                    j.unsynced = false;
+                    j.sync_handle().ok()
+                }
+                Some(_) => None,
+                None => return,
+            }
+        };
+        if let Some(f) = handle {
+            if let Err(e) = f.sync_data() {
+                // As redis-server: stop accepting writes that could not be made durable.
+                if let Some(j) = shared.state.lock().journal.as_mut() {
+                    j.failed = Some(format!("fsync failed: {e}"));
+                }
+            }
+        }
+        drop(shared);
+    }
+}
+
+fn compact_shared(shared: &Arc<Shared>) -> Result<(), PersistError> {
+    let io = |e: std::io::Error| PersistError {
+        kind: persist::ErrorKind::Io,
+        message: e.to_string(),
+    };
+    let (dir, disk, seq, copy, now, dirty_before) = {
+        let mut st = shared.state.lock();
+        let dirty_before = st.dirty;
+        let now = st.ks.clock.now_ms();
+        let cfg = st.ks.config.clone();
+        let Some(j) = st.journal.as_mut() else {
+            return Err(PersistError {
+                kind: persist::ErrorKind::Io,
+                message: "not a durable store".into(),
+            });
+        };
+        if j.compacting {
+            return Err(PersistError {
+                kind: persist::ErrorKind::Io,
+                message: "a compaction is already running".into(),
+            });
+        }
+        let seq = j.begin_compaction(&cfg).map_err(io)?;
+        let dir = j.dir().to_path_buf();
+        (dir, j.disk().clone(), seq, st.ks.clone(), now, dirty_before)
+    };
+    let written = disk.write_snapshot(&dir, seq, &copy, now);
+    drop(copy);
+    let mut st = shared.state.lock();
+    let Some(j) = st.journal.as_mut() else {
+        return Err(PersistError {
+            kind: persist::ErrorKind::Io,
+            message: "the store was closed".into(),
+        });
+    };
+    match written {
+        Ok(size) => {
+            let old = j.finish_compaction(seq, size).map_err(io)?;
+            st.dirty -= dirty_before;
+            drop(st);
+            for f in old {
+                let _ = std::fs::remove_file(f);
+            }
+            Ok(())
+        }
+        Err(e) => {
+            j.compacting = false;
+            Err(io(e))
+        }
+    }
+}

@@ -1,0 +1,373 @@
+//! The thread-safe store: a keyspace behind a mutex, command execution, atomic batches,
+//! and blocking reads that wait (without holding the lock) until a writer signals one of
+//! their keys, the timeout expires, or pending entries become claimable.
+//!
+//! A blocked command is re-executed when woken, as redis-server does; a spurious wake-up
+//! only re-blocks it with its original deadline, so correctness never depends on which
+//! writes signal which keys — only latency does.
+
+mod blocking;
+mod durable;
+mod session;
+
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+
+use crate::command::{self, Ctx, LogRecord, Outcome, Propagation};
+use crate::config::Config;
+use crate::db::{Keyspace, NUM_DBS};
+use crate::error::CmdError;
+use crate::persist::Journal;
+use crate::reply::Reply;
+
+pub use blocking::{BlockedCall, Step};
+use blocking::{Signals, Waiter};
+pub use session::Session;
+
+struct State {
+    ks: Keyspace,
+    /// Blocked calls by call ID.
+    waiters: std::collections::HashMap<u64, Waiter>,
+    next_call: u64,
+    next_order: u64,
+    closed: bool,
+    /// The log of a durable store.
+    journal: Option<Journal>,
+    /// Opened read-only (write commands are refused).
+    read_only: bool,
+    /// Changes made (Redis's `server.dirty`).
+    dirty: u64,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    cond: Condvar,
+}
+
+/// A store of streams. Cloning gives another handle to the same store.
+#[derive(Clone)]
+pub struct Store {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shared")
+    }
+}
+
+/// Error of the commands of an atomic batch discarded because one was rejected.
+pub const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
+
+/// Error of write commands on a store opened read-only.
+pub const READ_ONLY_ERROR: &str = "READONLY You can't write against a read only store.";
+
+/// Error line returned to a blocked caller when the store is closed.
+pub const CLOSED_ERROR: &str = "ERR the store was closed";
+
+impl Default for Store {
+    fn default() -> Self {
+        Store::new(Config::default())
+    }
+}
+
+impl Store {
+    /// An empty in-memory store.
+    pub fn new(config: Config) -> Self {
+        Self::from_keyspace(Keyspace::new(config))
+    }
+
+    /// A store over an existing keyspace (used when loading persisted data).
+    pub fn from_keyspace(ks: Keyspace) -> Self {
+        Store {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State {
+                    ks,
+                    waiters: std::collections::HashMap::new(),
+                    next_call: 0,
+                    next_order: 0,
+                    closed: false,
+                    journal: None,
+                    read_only: false,
+                    dirty: 0,
+                }),
+                cond: Condvar::new(),
+            }),
+        }
+    }
+
+    fn run(
+        st: &mut State,
+        db: usize,
+        protocol: u8,
+        args: &[&[u8]],
+        deny_blocking: bool,
+    ) -> (Outcome, Signals) {
+        let (out, sig, failed) = Self::run_with(st, db, protocol, deny_blocking, |ctx| {
+            command::execute(ctx, args)
+        });
+        match failed {
+            Some(e) => (Outcome::Reply(e.into()), sig),
+            None => (out, sig),
+        }
+    }
+
+    /// Run `f` as one command on database `db`: the store clock read once, the IDMP
+    /// sweep, writes refused on a read-only store or after a log failure
+    /// (`Ctx::reject_writes`), and in a durable store what `f` records appended to the
+    /// log. Returns `f`'s result, the keys it signaled, and the error that replaces the
+    /// command's reply when its log record could not be written (the change stays in
+    /// memory, as in redis-server).
+    fn run_with<R>(
+        st: &mut State,
+        db: usize,
+        protocol: u8,
+        deny_blocking: bool,
+        f: impl FnOnce(&mut Ctx<'_>) -> R,
+    ) -> (R, Signals, Option<CmdError>) {
+        let now = st.ks.command_time();
+        let expired = st.ks.cron(now);
+        let reject = if st.read_only {
+            Some(CmdError::coded(READ_ONLY_ERROR))
+        } else {
+            st.journal
+                .as_ref()
+                .and_then(|j| j.failed.as_ref())
+                .map(|e| CmdError::coded(format!("MISCONF Errors writing to the AOF file: {e}")))
+        };
+        let mut ctx = Ctx::new(&mut st.ks, db, now, protocol);
+        ctx.deny_blocking = deny_blocking;
+        ctx.reject_writes = reject;
+        if st.journal.is_some() {
+            ctx.prop = Some(Propagation::default());
+        }
+        let out = f(&mut ctx);
+        let mut keys = std::mem::take(&mut ctx.signals);
+        let flushed_dbs = ctx.flushed_dbs;
+        let dirty = ctx.dirty;
+        let prop = ctx.prop.take();
+        st.dirty += dirty;
+        // Keys the active expiry removed before the command: blocked readers see them go
+        // (XREADGROUP fails as after DEL) and the log deletes them, as redis-server
+        // propagates a DEL for each expired key.
+        if !expired.is_empty() {
+            if let Some(j) = st.journal.as_mut() {
+                for (edb, key) in &expired {
+                    let del = [LogRecord::Cmd(vec![b"DEL".to_vec(), key.clone()])];
+                    if let Err(e) = j.append(*edb, now, &del) {
+                        j.failed = Some(e.to_string());
+                    }
+                }
+            }
+            for k in expired {
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+        let signals = Signals { keys, flushed_dbs };
+        let mut failed = None;
+        if let (Some(j), Some(p)) = (st.journal.as_mut(), prop) {
+            if !p.also.is_empty() {
+                if let Err(e) = j.append(db, now, &p.also) {
+                    // As redis-server: the change is in memory but not durable; say so and
+                    // refuse further writes until the store is reopened.
+                    let msg = e.to_string();
+                    j.failed = Some(msg.clone());
+                    failed = Some(CmdError::coded(format!(
+                        "MISCONF Errors writing to the AOF file: {msg}"
+                    )));
+                }
+            }
+        }
+        (out, signals, failed)
+    }
+
+    fn check_db(db: usize) -> Result<(), Reply> {
+        if db >= NUM_DBS {
+            return Err(CmdError::err("DB index is out of range").into());
+        }
+        Ok(())
+    }
+
+    /// Execute a command (blocking commands wait as long as needed).
+    pub fn execute(&self, args: &[&[u8]]) -> Reply {
+        self.execute_in(0, 2, args)
+    }
+
+    /// Execute a command on database `db`, replying with RESP `protocol` shapes.
+    pub fn execute_in(&self, db: usize, protocol: u8, args: &[&[u8]]) -> Reply {
+        let mut step = self.start(db, protocol, args);
+        loop {
+            match step {
+                Step::Done(r) => return r,
+                Step::Blocked(call) => step = self.wait(call, None),
+            }
+        }
+    }
+
+    /// Execute several commands in order. With `atomic`, no other command runs in
+    /// between and, as with MULTI/EXEC, a command rejected before running (unknown
+    /// command, wrong number of arguments) discards the whole batch: its slot holds its
+    /// error, every other slot `EXECABORT`. Blocking commands never wait inside a batch.
+    pub fn execute_batch(
+        &self,
+        db: usize,
+        protocol: u8,
+        cmds: &[Vec<Vec<u8>>],
+        atomic: bool,
+    ) -> Vec<Reply> {
+        if let Err(r) = Self::check_db(db) {
+            return cmds.iter().map(|_| r.clone()).collect();
+        }
+        if atomic {
+            let checks: Vec<Option<CmdError>> = cmds
+                .iter()
+                .map(|c| {
+                    let refs: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
+                    command::resolve(&refs).err()
+                })
+                .collect();
+            if checks.iter().any(|c| c.is_some()) {
+                return checks
+                    .into_iter()
+                    .map(|c| match c {
+                        Some(e) => e.into(),
+                        None => Reply::Error(EXECABORT.into()),
+                    })
+                    .collect();
+            }
+        }
+        let mut out = Vec::with_capacity(cmds.len());
+        let mut st = self.shared.state.lock();
+        // MULTI/EXEC serves blocked readers after the whole batch; a pipeline after each
+        // command.
+        let mut sig = Signals::default();
+        for c in cmds {
+            if st.closed {
+                out.push(Reply::Error(CLOSED_ERROR.into()));
+                continue;
+            }
+            let refs: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
+            let (o, s) = Self::run(&mut st, db, protocol, &refs, true);
+            sig.add(s.keys, s.flushed_dbs);
+            out.push(match o {
+                Outcome::Reply(r) => r,
+                Outcome::Block(_) => Reply::NilArray,
+            });
+            if !atomic {
+                if st.serve(std::mem::take(&mut sig)) {
+                    self.shared.cond.notify_all();
+                }
+                MutexGuard::bump(&mut st);
+            }
+        }
+        if st.serve(sig) {
+            self.shared.cond.notify_all();
+        }
+        self.maybe_compact(&mut st);
+        out
+    }
+
+    /// Current store time in ms.
+    pub fn now_ms(&self) -> i64 {
+        self.shared.state.lock().ks.clock.now_ms()
+    }
+
+    /// Pin the clock to `ms`, or return to the system clock with `None`.
+    pub fn set_clock(&self, ms: Option<i64>) {
+        let mut st = self.shared.state.lock();
+        st.ks.clock.set(ms);
+        // Waiters re-check their claim deadlines against the new time.
+        drop(st);
+        self.shared.cond.notify_all();
+    }
+
+    /// Advance the (pinned) clock by `delta` ms.
+    pub fn advance_clock(&self, delta: i64) {
+        let mut st = self.shared.state.lock();
+        st.ks.clock.advance(delta);
+        drop(st);
+        self.shared.cond.notify_all();
+    }
+
+    /// Read a setting.
+    pub fn config_get(&self, name: &str) -> Option<String> {
+        self.shared.state.lock().ks.config.get(name)
+    }
+
+    /// Change a setting (logged in a durable store: node sizes affect replay).
+    pub fn config_set(&self, name: &str, value: &str) -> Result<(), String> {
+        let mut st = self.shared.state.lock();
+        st.ks.config.set(name, value)?;
+        let v = st.ks.config.get(name).unwrap_or_default();
+        let limit = crate::config::LIMIT_NAMES.contains(&name.to_ascii_lowercase().as_str());
+        if let (Some(j), false) = (st.journal.as_mut(), limit) {
+            j.append_config(&name.to_ascii_lowercase(), &v)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Run `f` with exclusive access to the keyspace.
+    pub fn with_keyspace<R>(&self, f: impl FnOnce(&mut Keyspace) -> R) -> R {
+        let mut st = self.shared.state.lock();
+        f(&mut st.ks)
+    }
+
+    /// Changes made since the store was opened or last compacted (Redis's
+    /// `rdb_changes_since_last_save`).
+    pub fn dirty(&self) -> u64 {
+        self.shared.state.lock().dirty
+    }
+
+    /// Was the store opened read-only?
+    pub fn is_read_only(&self) -> bool {
+        self.shared.state.lock().read_only
+    }
+
+    /// Run the IDMP sweep and key expiry now.
+    pub fn sweep(&self) {
+        let mut st = self.shared.state.lock();
+        let now = st.ks.clock.now_ms();
+        let expired = st.ks.sweep_now(now);
+        if let Some(j) = st.journal.as_mut() {
+            for (edb, key) in &expired {
+                let del = [LogRecord::Cmd(vec![b"DEL".to_vec(), key.clone()])];
+                if let Err(e) = j.append(*edb, now, &del) {
+                    j.failed = Some(e.to_string());
+                }
+            }
+        }
+        let sig = Signals {
+            keys: expired,
+            flushed_dbs: 0,
+        };
+        if st.serve(sig) {
+            self.shared.cond.notify_all();
+        }
+    }
+
+    /// Check every invariant of every stream.
+    pub fn validate(&self) -> Result<(), String> {
+        self.shared.state.lock().ks.validate()
+    }
+
+    /// Close the store: blocked callers wake with an error, later commands fail; a
+    /// durable store's log is flushed and its lock released.
+    pub fn close(&self) {
+        let mut st = self.shared.state.lock();
+        if let Some(mut j) = st.journal.take() {
+            let _ = j.close();
+        }
+        st.closed = true;
+        drop(st);
+        self.shared.cond.notify_all();
+    }
+
+    /// Has the store been closed?
+    pub fn is_closed(&self) -> bool {
+        self.shared.state.lock().closed
+    }
+}

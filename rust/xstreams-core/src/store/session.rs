@@ -1,0 +1,76 @@
+//! Sessions: the store locked for a sequence of typed commands.
+
+use parking_lot::MutexGuard;
+
+use crate::command::Ctx;
+use crate::db::Keyspace;
+use crate::error::CmdError;
+
+use super::{Signals, State, Store, CLOSED_ERROR};
+
+impl Store {
+    /// Exclusive access to the store for a sequence of typed commands (see [`Session`]).
+    /// Fails when the store is closed.
+    pub fn session(&self) -> Result<Session<'_>, CmdError> {
+        let st = self.shared.state.lock();
+        if st.closed {
+            return Err(CmdError::coded(CLOSED_ERROR));
+        }
+        Ok(Session {
+            store: self,
+            st,
+            sig: Signals::default(),
+        })
+    }
+}
+
+/// The store locked for a sequence of typed commands (the batch paths): no other command
+/// runs until it is dropped. Each [`Session::run`] is one command, exactly as if it had
+/// been sent alone (its own command time, write refusal, log record); blocked readers are
+/// served when the session ends, as after an atomic batch.
+pub struct Session<'a> {
+    store: &'a Store,
+    st: MutexGuard<'a, State>,
+    sig: Signals,
+}
+
+impl Session<'_> {
+    /// Run `f` as one command on database `db` (RESP2 shapes, never blocking). The error
+    /// of a failed log write replaces `f`'s result.
+    pub fn run<R>(
+        &mut self,
+        db: usize,
+        f: impl FnOnce(&mut Ctx<'_>) -> Result<R, CmdError>,
+    ) -> Result<R, CmdError> {
+        let (out, sig, failed) = Store::run_with(&mut self.st, db, 2, true, f);
+        self.sig.add(sig.keys, sig.flushed_dbs);
+        match failed {
+            Some(e) => Err(e),
+            None => out,
+        }
+    }
+
+    /// The keyspace (e.g. to pin the clock between commands).
+    pub fn keyspace(&mut self) -> &mut Keyspace {
+        &mut self.st.ks
+    }
+
+    /// Is the store durable (every command logged)?
+    pub fn is_durable(&self) -> bool {
+        self.st.journal.is_some()
+    }
+
+    /// Was the store opened read-only?
+    pub fn is_read_only(&self) -> bool {
+        self.st.read_only
+    }
+}
+
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        if self.st.serve(std::mem::take(&mut self.sig)) {
+            self.store.shared.cond.notify_all();
+        }
+        self.store.maybe_compact(&mut self.st);
+    }
+}

@@ -22,7 +22,7 @@ use crate::group::{ConsumerGroup, ConsumerImage, PendingImage};
 use crate::id::StreamId;
 use crate::idmp::{IdmpState, ProducerImage};
 use crate::node::StreamNode;
-use crate::stream::{Groups, Stream};
+use crate::stream::{Groups, Stream, StreamMeta};
 
 pub const TYPE_STREAM_LISTPACKS: u8 = 15;
 pub const TYPE_STREAM_LISTPACKS_2: u8 = 19;
@@ -403,7 +403,16 @@ pub fn read_stream(
                 v as i64
             }
         } else {
-            -1
+            // Before 7.0 no counter was saved: redis-server estimates it from the stream
+            // as loaded (exact when the group's last ID is the first or last entry).
+            StreamMeta {
+                length,
+                last_id,
+                first_id,
+                max_deleted_id,
+                entries_added,
+            }
+            .estimate_distance(last)
         };
         groups.push((name, read_group(r, ty, last, entries_read)?));
     }

@@ -5,6 +5,10 @@
 use super::f::*;
 use super::*;
 
+const ALL_NODES_OK: &[&str] = &["REQUEST_POLICY:ALL_NODES", "RESPONSE_POLICY:ALL_SUCCEEDED"];
+const ALL_SHARDS_OK: &[&str] = &["REQUEST_POLICY:ALL_SHARDS", "RESPONSE_POLICY:ALL_SUCCEEDED"];
+const NDO: &[&str] = &["NONDETERMINISTIC_OUTPUT_ORDER"];
+
 static CLIENT_SUBS: [CommandSpec; 11] = [
     srv(
         m(
@@ -109,26 +113,32 @@ static CLIENT_SUBS: [CommandSpec; 11] = [
         ServerCmd::Client,
     ),
     srv(
-        m(
-            "setinfo",
-            4,
-            &[NOSCRIPT, LOADING, STALE],
-            CONN,
-            "connection",
-            "7.2.0",
-            "Sets information specific to the client or connection.",
+        tips(
+            m(
+                "setinfo",
+                4,
+                &[NOSCRIPT, LOADING, STALE],
+                CONN,
+                "connection",
+                "7.2.0",
+                "Sets information specific to the client or connection.",
+            ),
+            ALL_NODES_OK,
         ),
         ServerCmd::Client,
     ),
     srv(
-        m(
-            "setname",
-            3,
-            &[NOSCRIPT, LOADING, STALE],
-            CONN,
-            "connection",
-            "2.6.9",
-            "Sets the connection name.",
+        tips(
+            m(
+                "setname",
+                3,
+                &[NOSCRIPT, LOADING, STALE],
+                CONN,
+                "connection",
+                "2.6.9",
+                "Sets the connection name.",
+            ),
+            ALL_NODES_OK,
         ),
         ServerCmd::Client,
     ),
@@ -160,14 +170,17 @@ static COMMAND_SUBS: [CommandSpec; 6] = [
         ServerCmd::Command,
     ),
     srv(
-        m(
-            "docs",
-            -2,
-            &[LOADING, STALE],
-            CONN,
-            "server",
-            "7.0.0",
-            "Returns documentary information about one, multiple or all commands.",
+        tips(
+            m(
+                "docs",
+                -2,
+                &[LOADING, STALE],
+                CONN,
+                "server",
+                "7.0.0",
+                "Returns documentary information about one, multiple or all commands.",
+            ),
+            NDO,
         ),
         ServerCmd::Command,
     ),
@@ -196,26 +209,32 @@ static COMMAND_SUBS: [CommandSpec; 6] = [
         ServerCmd::Command,
     ),
     srv(
-        m(
-            "info",
-            -2,
-            &[LOADING, STALE],
-            CONN,
-            "server",
-            "2.8.13",
-            "Returns information about one, multiple or all commands.",
+        tips(
+            m(
+                "info",
+                -2,
+                &[LOADING, STALE],
+                CONN,
+                "server",
+                "2.8.13",
+                "Returns information about one, multiple or all commands.",
+            ),
+            NDO,
         ),
         ServerCmd::Command,
     ),
     srv(
-        m(
-            "list",
-            -2,
-            &[LOADING, STALE],
-            CONN,
-            "server",
-            "7.0.0",
-            "Returns a list of command names.",
+        tips(
+            m(
+                "list",
+                -2,
+                &[LOADING, STALE],
+                CONN,
+                "server",
+                "7.0.0",
+                "Returns a list of command names.",
+            ),
+            NDO,
         ),
         ServerCmd::Command,
     ),
@@ -247,38 +266,47 @@ static CONFIG_SUBS: [CommandSpec; 5] = [
         ServerCmd::Config,
     ),
     srv(
-        m(
-            "resetstat",
-            2,
-            &[ADMIN, NOSCRIPT, LOADING, STALE],
-            &[],
-            "server",
-            "2.0.0",
-            "Resets the server's statistics.",
+        tips(
+            m(
+                "resetstat",
+                2,
+                &[ADMIN, NOSCRIPT, LOADING, STALE],
+                &[],
+                "server",
+                "2.0.0",
+                "Resets the server's statistics.",
+            ),
+            ALL_NODES_OK,
         ),
         ServerCmd::Config,
     ),
     srv(
-        m(
-            "rewrite",
-            2,
-            &[ADMIN, NOSCRIPT, LOADING, STALE],
-            &[],
-            "server",
-            "2.8.0",
-            "Persists the effective configuration to file.",
+        tips(
+            m(
+                "rewrite",
+                2,
+                &[ADMIN, NOSCRIPT, LOADING, STALE],
+                &[],
+                "server",
+                "2.8.0",
+                "Persists the effective configuration to file.",
+            ),
+            ALL_NODES_OK,
         ),
         ServerCmd::Config,
     ),
     srv(
-        m(
-            "set",
-            -4,
-            &[ADMIN, NOSCRIPT, LOADING, STALE],
-            &[],
-            "server",
-            "2.0.0",
-            "Sets configuration parameters in-flight.",
+        tips(
+            m(
+                "set",
+                -4,
+                &[ADMIN, NOSCRIPT, LOADING, STALE],
+                &[],
+                "server",
+                "2.0.0",
+                "Sets configuration parameters in-flight.",
+            ),
+            ALL_NODES_OK,
         ),
         ServerCmd::Config,
     ),
@@ -286,14 +314,17 @@ static CONFIG_SUBS: [CommandSpec; 5] = [
 
 static FUNCTION_SUBS: [CommandSpec; 2] = [
     srv(
-        m(
-            "flush",
-            -2,
-            &[NOSCRIPT, WRITE],
-            &["SCRIPTING"],
-            "scripting",
-            "7.0.0",
-            "Deletes all libraries and functions.",
+        tips(
+            m(
+                "flush",
+                -2,
+                &[NOSCRIPT, WRITE],
+                &["SCRIPTING"],
+                "scripting",
+                "7.0.0",
+                "Deletes all libraries and functions.",
+            ),
+            ALL_SHARDS_OK,
         ),
         ServerCmd::Function,
     ),
@@ -313,14 +344,17 @@ static FUNCTION_SUBS: [CommandSpec; 2] = [
 
 static SCRIPT_SUBS: [CommandSpec; 2] = [
     srv(
-        m(
-            "flush",
-            -2,
-            &[NOSCRIPT],
-            &["SCRIPTING"],
-            "scripting",
-            "2.6.0",
-            "Removes all server-side Lua scripts from the script cache.",
+        tips(
+            m(
+                "flush",
+                -2,
+                &[NOSCRIPT],
+                &["SCRIPTING"],
+                "scripting",
+                "2.6.0",
+                "Removes all server-side Lua scripts from the script cache.",
+            ),
+            ALL_NODES_OK,
         ),
         ServerCmd::Script,
     ),

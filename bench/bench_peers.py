@@ -746,6 +746,46 @@ class ManyDriver(Driver):
         self._run(lambda i: (b"XPENDING", key, group, starts[i & m], b"+", b"100"), n, off)
 
 
+class RustLoopDriver(Driver):
+    """The physical limit: the typed XADD in a Rust loop (``xstreams_core::limit``), run
+    through the extension's ``_xadd_loop`` on the same store, so it is timed with the same
+    reps, load and stream as the Python drivers. Plain XADD only."""
+
+    def __init__(self, backend: XStreamsBackend, name: str = "xstreams rust loop") -> None:
+        super().__init__(backend, name)
+        from xstreams import _xstreams
+
+        self.loop = _xstreams._xadd_loop
+
+    @property
+    def caps(self) -> set:
+        # Nothing but XADD: the other workloads are left out (not missing features).
+        return set()
+
+    def na_reason(self, need: str) -> str:
+        return "—"
+
+    def xadd(self, key, size, n, off, mode=None, pids=None):
+        if mode is not None:
+            raise Unsupported("the Rust loop runs plain XADD only")
+        self.loop(self.backend.store, key, size, off, n)
+
+    def xrange(self, key, starts, n, off):
+        raise Unsupported("the Rust loop runs plain XADD only")
+
+    def readack(self, key, group, consumer, n, state):
+        raise Unsupported("the Rust loop runs plain XADD only")
+
+    def nackclaim(self, key, group, n, state):
+        raise Unsupported("the Rust loop runs plain XADD only")
+
+    def xpending(self, key, group, n):
+        raise Unsupported("the Rust loop runs plain XADD only")
+
+    def xpending_range(self, key, group, starts, n, off):
+        raise Unsupported("the Rust loop runs plain XADD only")
+
+
 class PyClientDriver(Driver):
     """A redis-py compatible client (redis.Redis, fakeredis.FakeRedis, xstreams.Redis)."""
 

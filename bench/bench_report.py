@@ -331,8 +331,55 @@ CLIENT_TARGETS = [
 ]
 
 
+#: The physical limit's column (bench_peers.RustLoopDriver): the typed XADD in Rust.
+LIMIT = "rust loop"
+#: Arrow batch paths (bench_spark rows) and their figures in the 2026-11-22 full run
+#: (rows/s), the reference of issue 11's "1.5× their figures today".
+BATCH_BASELINE = {
+    "xadd_batch (in-memory)": 1_183_033,
+    "xadd_batch IDMP pid iid (in-memory)": 900_071,
+}
+BATCH_TARGET = 1.5
+
+
+def _limit_rows(table: dict) -> list:
+    """XADD per value size: the Rust loop, and the raw path and the client as fractions."""
+    rows = []
+    for size in (8, 64, 512):
+        cells = table.get(f"xadd-{size}", {})
+        lim = cells.get(LIMIT)
+        if lim is None or not lim.ok:
+            continue
+        row = [f"XADD {size} B", fmt_rate(lim.best)]
+        for name in ("xstreams raw", CLIENT):
+            c = cells.get(name)
+            if c is not None and c.ok:
+                row += [fmt_rate(c.best), f"{c.best / lim.best:.2f}"]
+            else:
+                row += ["—", "—"]
+        rows.append(row)
+    return rows
+
+
+def _batch_rows(res: dict) -> list:
+    """The Arrow batch rows of the spark stage against their 2026-11-22 figures."""
+    rows = []
+    for extra in res.get("extra", []):
+        for r in extra.get("rows") or []:
+            base = BATCH_BASELINE.get(r.get("method", ""))
+            if base is None or not r.get("rows_per_s"):
+                continue
+            ratio = r["rows_per_s"] / base
+            verdict = "met" if ratio >= BATCH_TARGET else "**missed**"
+            rows.append([r["method"], f"{r['rows_per_s']:,}", f"{base:,}", f"{ratio:.2f}×",
+                         f"≥ {BATCH_TARGET:g}×", verdict])  # fmt: skip
+    return rows
+
+
 def client_section(res: dict, cap: str) -> list[str]:
-    """``xstreams.Redis`` against its targets: each figure, its peer's, the ratio."""
+    """``xstreams.Redis`` against its targets: each figure, its peer's, the ratio; the
+    physical limit (the typed XADD in a Rust loop) with each Python figure as a fraction
+    of it; the Arrow batch paths against their 2026-11-22 figures."""
     table = res["table"]
     rows = []
     for key, label, peer, target in CLIENT_TARGETS:
@@ -344,22 +391,55 @@ def client_section(res: dict, cap: str) -> list[str]:
         verdict = "met" if ratio >= target else "**missed**"
         rows.append([label, fmt_rate(mine.best), peer, fmt_rate(other.best),
                      f"{ratio:.2f}×", f"≥ {target:g}×", verdict])  # fmt: skip
-    if not rows:
+    limit = _limit_rows(table)
+    batch = _batch_rows(res)
+    if not (rows or limit or batch):
         return []
-    return [
-        "## xstreams.Redis (the drop-in) against its targets",
-        "",
-        "`xstreams.Redis(store=...)` one call per command (native methods: arguments and "
-        "replies converted in Rust), beside burner-redis (`await` per command) and "
-        "`Store.execute_command` on the same store, in the same run.",
-        "",
-        _md_table(
-            ["workload", "xstreams.Redis", "peer", "peer's figure", "ratio", "target", ""], rows
-        ),  # fmt: skip
-        "",
-        cap,
-        "",
-    ]
+    out = ["## xstreams.Redis (the drop-in) against its targets", ""]
+    if rows:
+        out += [
+            "`xstreams.Redis(store=...)` one call per command (native methods: arguments and "
+            "replies converted in Rust, typed core calls), beside burner-redis (`await` per "
+            "command) and `Store.execute_command` on the same store, in the same run.",
+            "",
+            _md_table(
+                ["workload", "xstreams.Redis", "peer", "peer's figure", "ratio", "target", ""],
+                rows,
+            ),
+            "",
+            cap,
+            "",
+        ]
+    if limit:
+        out += [
+            "### The physical limit: the typed XADD in a Rust loop",
+            "",
+            "`xstreams_core::limit::xadd_loop` (no Python, no argument vector, no reply; "
+            "`cargo run --release --example quickbench limit` runs it alone) timed as a "
+            "driver of the table above, on the same store and values; each Python figure "
+            "as a fraction of it (ops/s).",
+            "",
+            _md_table(
+                ["workload", "rust loop", "raw", "fraction", "xstreams.Redis", "fraction"],
+                limit,
+            ),
+            "",
+            cap,
+            "",
+        ]
+    if batch:
+        out += [
+            "### Arrow batch paths against their 2026-11-22 figures",
+            "",
+            "`Store.xadd_batch` rows/s (the spark stage's table) against the 2026-11-22 full "
+            "run on a quiet machine (load 0.9→2.4): compare only runs of similar load.",
+            "",
+            _md_table(["method", "rows/s", "2026-11-22", "ratio", "target", ""], batch),
+            "",
+            cap,
+            "",
+        ]
+    return out
 
 
 def results_md(res: dict) -> str:

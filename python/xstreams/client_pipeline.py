@@ -155,6 +155,14 @@ class Pipeline(StreamCommands, KeyspaceCommands, ServerCommands):
         finally:
             self.reset()
 
+    def _run_native(self, stack: Stack, atomic: bool) -> Any:
+        """The results already converted, from the client's native pipeline path
+        (``_NativeClient._pipeline_run``: one store call, redis-py's values built in Rust);
+        ``None`` when it does not apply (watched keys, another store, custom callbacks)."""
+        if self._watches and atomic:
+            return None
+        return self._client._pipeline_run(stack, atomic)
+
     def _run(self, stack: Stack, atomic: bool) -> Any:
         client = self._client
         commands = [tuple(client._tokens(args)) for args, _ in stack]
@@ -184,7 +192,10 @@ class Pipeline(StreamCommands, KeyspaceCommands, ServerCommands):
         return watches[0] if len(watches) == 1 else tuple(watches)
 
     def _execute_transaction(self, stack: Stack, raise_on_error: bool) -> List[Any]:
-        results = self._run(stack, atomic=True)
+        results = self._run_native(stack, atomic=True)
+        parsed = results is not None
+        if not parsed:
+            results = self._run(stack, atomic=True)
         if results is None:
             raise WatchError("Watched variable changed.")
         aborted = [
@@ -201,6 +212,8 @@ class Pipeline(StreamCommands, KeyspaceCommands, ServerCommands):
             raise results[aborted[0]]
         if raise_on_error:
             self._raise_first_error(stack, results)
+        if parsed:
+            return list(results)
         data = []
         for r, (args, options) in zip(results, stack):
             if not isinstance(r, BaseException):
@@ -209,7 +222,10 @@ class Pipeline(StreamCommands, KeyspaceCommands, ServerCommands):
         return data
 
     def _execute_pipeline(self, stack: Stack, raise_on_error: bool) -> List[Any]:
-        results = self._run(stack, atomic=False)
+        results = self._run_native(stack, atomic=False)
+        parsed = results is not None
+        if not parsed:
+            results = self._run(stack, atomic=False)
         if results is None:  # pragma: no cover - a store only aborts transactions
             raise WatchError("Watched variable changed.")
         responses = []
@@ -217,7 +233,7 @@ class Pipeline(StreamCommands, KeyspaceCommands, ServerCommands):
             if isinstance(r, BaseException):
                 if isinstance(r, ResponseError) and EMPTY_RESPONSE in options:
                     r = options[EMPTY_RESPONSE]
-            else:
+            elif not parsed:
                 r = self._client._parse(args[0], r, dict(options))
             responses.append(r)
         if raise_on_error:

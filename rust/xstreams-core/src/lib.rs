@@ -19,6 +19,7 @@
 //! - [`reply`]: reply values and their RESP2/RESP3 encodings.
 //! - [`store`]: the thread-safe store with blocking reads.
 //! - [`persist`]: durable stores (snapshot + command logs).
+//! - [`limit`]: the typed XADD in a plain loop, the physical limit the benchmarks report.
 #![forbid(unsafe_code)]
 
 pub mod batch;
@@ -30,6 +31,7 @@ pub mod error;
 pub mod group;
 pub mod id;
 pub mod idmp;
+pub mod limit;
 pub mod lpsize;
 pub mod memory;
 pub mod node;

@@ -1,9 +1,13 @@
 //! `_NativeClient`: the base class of `xstreams.Redis` whose command methods take
 //! redis-py's arguments, run the command on the `Store` and build redis-py's return value
-//! from the engine's `Reply` — no argv built in Python, no RESP parsed back. This file
-//! holds the hot ones (xadd, xrange, xrevrange, xlen, xack, xdel, xread, xreadgroup,
-//! delete, exists, type: no Python callback at all) and the plumbing; `client_commands.rs`
-//! the other stream methods.
+//! in Rust — no argv built in Python, no RESP parsed back. This file holds the plumbing:
+//! the client's native configuration, running a command in one store session
+//! ([`locked`], [`run_now`]: the GIL kept while the store is free) or on the blocking path,
+//! and the conversions of replies to redis-py's values. The methods live by concern:
+//! `client_hot.rs` (xadd, reads, xack, keyspace basics: typed core calls),
+//! `client_commands.rs` (deletion policies, XNACK, trimming, XCFGSET), `client_groups.rs`
+//! (groups, pending, claiming, XINFO), `client_pipeline.rs` (a pipeline's stack in one
+//! store call), with `client_sink.rs` collecting typed reads.
 //!
 //! The native path is taken when the client runs on an `xstreams.Store` with strict UTF-8
 //! encoding, redis-py's default response callbacks and `Redis.execute_command` (the Python
@@ -18,14 +22,19 @@ use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
-use xstreams_core::Reply;
+use xstreams_core::command::{self, Outcome};
+use xstreams_core::db::NUM_DBS;
+use xstreams_core::store::Session;
+use xstreams_core::{CmdError, Reply};
 
 use crate::convert::{arg_bytes, reply_to_py};
-use crate::errors::reply_err;
-use crate::store::Store;
+use crate::errors::{internal_err, reply_err};
+use crate::store::{guarded, panic_text, Store};
 
 /// The shape redis-py gives XREAD/XREADGROUP replies for a client configuration.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -40,11 +49,11 @@ pub(crate) enum ReadShape {
 
 /// What the native path needs, fixed for the client's life.
 pub(crate) struct Fast {
-    store: Py<Store>,
-    db: usize,
-    wire: u8,
-    decode: bool,
-    shape: ReadShape,
+    pub(crate) store: Py<Store>,
+    pub(crate) db: usize,
+    pub(crate) wire: u8,
+    pub(crate) decode: bool,
+    pub(crate) shape: ReadShape,
 }
 
 /// Base class of `xstreams.Redis` (see the module documentation).
@@ -98,7 +107,7 @@ pub(crate) fn is_exact_false(obj: &Bound<'_, PyAny>) -> bool {
     obj.is_exact_instance_of::<PyBool>() && !obj.is_truthy().unwrap_or(true)
 }
 
-fn text(py: Python<'_>, b: &[u8], decode: bool) -> PyResult<Py<PyAny>> {
+pub(crate) fn text(py: Python<'_>, b: &[u8], decode: bool) -> PyResult<Py<PyAny>> {
     if !decode {
         return Ok(PyBytes::new(py, b).into_any().unbind());
     }
@@ -167,7 +176,7 @@ fn fields_dict<'py>(py: Python<'py>, r: &Reply, f: &Fast) -> PyResult<Bound<'py,
 
 /// redis-py's `parse_stream_list`: `[(id, {field: value}), ...]`, `(None, None)` for a
 /// nil entry, None for a nil reply.
-fn stream_list(py: Python<'_>, r: &Reply, f: &Fast, claim: bool) -> PyResult<Py<PyAny>> {
+pub(crate) fn stream_list(py: Python<'_>, r: &Reply, f: &Fast, claim: bool) -> PyResult<Py<PyAny>> {
     let items = match r {
         Reply::Array(items) => items,
         Reply::Nil | Reply::NilArray => return Ok(py.None()),
@@ -200,7 +209,7 @@ fn stream_list(py: Python<'_>, r: &Reply, f: &Fast, claim: bool) -> PyResult<Py<
 }
 
 /// XREAD / XREADGROUP's reply in the client's shape.
-fn read_reply(py: Python<'_>, r: &Reply, f: &Fast, claim: bool) -> PyResult<Py<PyAny>> {
+pub(crate) fn read_reply(py: Python<'_>, r: &Reply, f: &Fast, claim: bool) -> PyResult<Py<PyAny>> {
     let mut pairs: Vec<(&Reply, &Reply)> = Vec::new();
     match r {
         Reply::Nil | Reply::NilArray => {}
@@ -279,13 +288,72 @@ impl NativeClient {
         Ok(self.fast.get().and_then(|f| f.as_ref()))
     }
 
+    /// Run a command that may block (XREAD / XREADGROUP with BLOCK): the GIL is
+    /// released while the store runs it and while it waits.
     pub(crate) fn run(py: Python<'_>, f: &Fast, args: &Args<'_>) -> PyResult<Reply> {
         let refs: Vec<&[u8]> = args.iter().map(|c| c.as_ref()).collect();
         f.store.get().run(py, &refs, f.db, f.wire)
     }
 }
 
-fn push_obj<'a>(py: Python<'_>, args: &mut Args<'a>, obj: &'a Bound<'_, PyAny>) -> PyResult<()> {
+/// Run `work` in one session of the store (the store locked for it alone) and return its
+/// result, a command error raised as redis-py's exception. When the store is free and the
+/// work is short (`heavy` false), the GIL is kept: releasing and taking it back would cost
+/// more than the command. When another thread holds the store, or the work may be long,
+/// the GIL is released while waiting and working, so other Python threads run. `work`
+/// never touches Python objects (see `client_sink`), and a panic becomes `InternalError`.
+pub(crate) fn locked<R: Send>(
+    py: Python<'_>,
+    f: &Fast,
+    heavy: bool,
+    work: impl FnOnce(&mut Session<'_>) -> Result<R, CmdError> + Send,
+) -> PyResult<R> {
+    if f.db >= NUM_DBS {
+        return Err(reply_err(py, &CmdError::db_index_out_of_range().0));
+    }
+    let store = f.store.get().core();
+    let done = match (heavy, store.try_session()) {
+        (false, Some(sess)) => {
+            match catch_unwind(AssertUnwindSafe(|| sess.and_then(|mut s| work(&mut s)))) {
+                Ok(r) => r,
+                Err(p) => return Err(internal_err(py, panic_text(p))),
+            }
+        }
+        (_, held) => {
+            drop(held);
+            guarded(py, || store.session().and_then(|mut s| work(&mut s)))?
+        }
+    };
+    done.map_err(|e| reply_err(py, &e.0))
+}
+
+/// Run a command given as arguments that never blocks, in one store session (see
+/// [`locked`]), with the client's protocol: its reply (an error reply included).
+pub(crate) fn run_now(py: Python<'_>, f: &Fast, args: &[&[u8]], heavy: bool) -> PyResult<Reply> {
+    let wire = f.wire;
+    let db = f.db;
+    locked(py, f, heavy, |sess| {
+        sess.run_in(db, wire, |ctx| {
+            Ok(match command::execute(ctx, args) {
+                Outcome::Reply(r) => r,
+                // Blocking is denied in a session; a read that would block is empty.
+                Outcome::Block(_) => Reply::NilArray,
+            })
+        })
+    })
+}
+
+/// [`run_now`] of an argument list made by a native method.
+pub(crate) fn run_args(py: Python<'_>, f: &Fast, args: &Args<'_>) -> PyResult<Reply> {
+    let refs: Vec<&[u8]> = args.iter().map(|c| c.as_ref()).collect();
+    run_now(py, f, &refs, false)
+}
+
+pub(crate) fn push_obj<'a>(
+    py: Python<'_>,
+    args: &mut Args<'a>,
+    obj: &'a Bound<'_, PyAny>,
+) -> PyResult<()> {
     args.push(arg_bytes(py, obj)?);
     Ok(())
 }
@@ -314,447 +382,4 @@ impl NativeClient {
     fn _native_on(slf: &Bound<'_, Self>) -> PyResult<bool> {
         Ok(slf.get().fast(slf)?.is_some())
     }
-
-    /// Append an entry to a stream and return its ID (redis-py's ``xadd``).
-    #[pyo3(signature = (name, fields, id=None, maxlen=None, approximate=None, nomkstream=None, minid=None, limit=None, ref_policy=None, idmpauto=None, idmp=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn xadd(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-        fields: &Bound<'_, PyAny>,
-        id: Option<&Bound<'_, PyAny>>,
-        maxlen: Option<&Bound<'_, PyAny>>,
-        approximate: Option<&Bound<'_, PyAny>>,
-        nomkstream: Option<&Bound<'_, PyAny>>,
-        minid: Option<&Bound<'_, PyAny>>,
-        limit: Option<&Bound<'_, PyAny>>,
-        ref_policy: Option<&Bound<'_, PyAny>>,
-        idmpauto: Option<&Bound<'_, PyAny>>,
-        idmp: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let maxlen_n = match maxlen {
-            None => None,
-            Some(m) => exact_int(m).filter(|n| *n >= 0),
-        };
-        let idmp_pair = idmp.map(|t| t.cast::<PyTuple>().ok().filter(|t| t.len() == 2));
-        let idempotent = idmpauto.is_some() || idmp.is_some();
-        // redis-py's DataError cases (left to the Python method): maxlen with minid,
-        // idmpauto with idmp, an idempotent add with an explicit ID.
-        let conflicting = (maxlen.is_some() && minid.is_some())
-            || (idmpauto.is_some() && idmp.is_some())
-            || (idempotent && !id.is_none_or(|i| is_one_of(i, &["*"])));
-        let simple = !conflicting
-            && ref_policy.is_none_or(|p| is_one_of(p, REF_POLICIES))
-            && !matches!(idmp_pair, Some(None))
-            && (maxlen.is_none() || maxlen_n.is_some());
-        let dict = fields.cast::<PyDict>().ok().filter(|d| !d.is_empty());
-        let approximate_on = match approximate {
-            None => true,
-            Some(a) => a.is_truthy()?,
-        };
-        let nomkstream_on = match nomkstream {
-            None => false,
-            Some(n) => n.is_truthy()?,
-        };
-        if let (true, Some(dict), Some(f)) = (simple, dict, slf.get().fast(slf)?) {
-            let mut args: Args<'_> = Vec::with_capacity(4 + 2 * dict.len());
-            args.push(Cow::Borrowed(b"XADD"));
-            push_obj(py, &mut args, name)?;
-            if nomkstream_on {
-                args.push(Cow::Borrowed(b"NOMKSTREAM"));
-            }
-            if let Some(p) = ref_policy {
-                args.push(arg_bytes(py, p)?);
-            }
-            if let Some(pid) = idmpauto {
-                args.push(Cow::Borrowed(b"IDMPAUTO"));
-                args.push(arg_bytes(py, pid)?);
-            }
-            if let Some(Some(pair)) = &idmp_pair {
-                args.push(Cow::Borrowed(b"IDMP"));
-                args.push(arg_bytes(py, &pair.get_item(0)?)?.into_owned().into());
-                args.push(arg_bytes(py, &pair.get_item(1)?)?.into_owned().into());
-            }
-            if let Some(n) = maxlen_n {
-                args.push(Cow::Borrowed(b"MAXLEN"));
-                if approximate_on {
-                    args.push(Cow::Borrowed(b"~"));
-                }
-                push_int(&mut args, n);
-            }
-            if let Some(m) = minid {
-                args.push(Cow::Borrowed(b"MINID"));
-                if approximate_on {
-                    args.push(Cow::Borrowed(b"~"));
-                }
-                args.push(arg_bytes(py, m)?);
-            }
-            if let Some(l) = limit {
-                args.push(Cow::Borrowed(b"LIMIT"));
-                args.push(arg_bytes(py, l)?);
-            }
-            match id {
-                None => args.push(Cow::Borrowed(b"*")),
-                Some(i) => args.push(arg_bytes(py, i)?.into_owned().into()),
-            }
-            for (k, v) in dict.iter() {
-                args.push(arg_bytes(py, &k)?.into_owned().into());
-                args.push(arg_bytes(py, &v)?.into_owned().into());
-            }
-            let reply = NativeClient::run(py, f, &args)?;
-            return raw(py, &reply, f);
-        }
-        let id = match id {
-            Some(i) => i.clone(),
-            None => PyString::new(py, "*").into_any(),
-        };
-        let approximate = match approximate {
-            Some(a) => a.clone(),
-            None => PyBool::new(py, true).to_owned().into_any(),
-        };
-        let nomkstream = match nomkstream {
-            Some(n) => n.clone(),
-            None => PyBool::new(py, false).to_owned().into_any(),
-        };
-        fallback(py, "xadd")?
-            .call1((
-                slf,
-                name,
-                fields,
-                id,
-                maxlen,
-                approximate,
-                nomkstream,
-                minid,
-                limit,
-                ref_policy,
-                idmpauto,
-                idmp,
-            ))
-            .map(Bound::unbind)
-    }
-
-    /// Entries with IDs between ``min`` and ``max`` (redis-py's ``xrange``).
-    #[pyo3(signature = (name, min=None, max=None, count=None))]
-    fn xrange(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-        min: Option<&Bound<'_, PyAny>>,
-        max: Option<&Bound<'_, PyAny>>,
-        count: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        range_call(
-            slf, py, "xrange", b"XRANGE", name, min, max, count, "-", "+",
-        )
-    }
-
-    /// Entries between ``max`` and ``min``, newest first (redis-py's ``xrevrange``).
-    #[pyo3(signature = (name, max=None, min=None, count=None))]
-    fn xrevrange(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-        max: Option<&Bound<'_, PyAny>>,
-        min: Option<&Bound<'_, PyAny>>,
-        count: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        range_call(
-            slf,
-            py,
-            "xrevrange",
-            b"XREVRANGE",
-            name,
-            max,
-            min,
-            count,
-            "+",
-            "-",
-        )
-    }
-
-    /// Number of entries of a stream.
-    fn xlen(slf: &Bound<'_, Self>, py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        if let Some(f) = slf.get().fast(slf)? {
-            let args: Args<'_> = vec![Cow::Borrowed(b"XLEN"), arg_bytes(py, name)?];
-            let reply = NativeClient::run(py, f, &args)?;
-            return int_reply(py, &reply, f);
-        }
-        fallback(py, "xlen")?.call1((slf, name)).map(Bound::unbind)
-    }
-
-    /// Acknowledge messages; return how many were pending.
-    #[pyo3(signature = (name, groupname, *ids))]
-    fn xack(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-        groupname: &Bound<'_, PyAny>,
-        ids: &Bound<'_, PyTuple>,
-    ) -> PyResult<Py<PyAny>> {
-        if let Some(f) = slf.get().fast(slf)? {
-            let items: Vec<Bound<'_, PyAny>> = ids.iter().collect();
-            let mut args: Args<'_> = Vec::with_capacity(3 + items.len());
-            args.push(Cow::Borrowed(b"XACK"));
-            args.push(arg_bytes(py, name)?);
-            args.push(arg_bytes(py, groupname)?);
-            for i in &items {
-                args.push(arg_bytes(py, i)?);
-            }
-            let reply = NativeClient::run(py, f, &args)?;
-            return int_reply(py, &reply, f);
-        }
-        let mut all = vec![slf.clone().into_any(), name.clone(), groupname.clone()];
-        all.extend(ids.iter());
-        fallback(py, "xack")?
-            .call1(PyTuple::new(py, all)?)
-            .map(Bound::unbind)
-    }
-
-    /// Delete entries; return how many were deleted.
-    #[pyo3(signature = (name, *ids))]
-    fn xdel(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-        ids: &Bound<'_, PyTuple>,
-    ) -> PyResult<Py<PyAny>> {
-        let mut all = vec![name.clone()];
-        all.extend(ids.iter());
-        keys_call(slf, py, "xdel", b"XDEL", &all)
-    }
-
-    /// Delete keys; return how many existed.
-    #[pyo3(signature = (*names))]
-    fn delete(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        names: &Bound<'_, PyTuple>,
-    ) -> PyResult<Py<PyAny>> {
-        let all: Vec<Bound<'_, PyAny>> = names.iter().collect();
-        keys_call(slf, py, "delete", b"DEL", &all)
-    }
-
-    /// Number of ``names`` that exist.
-    #[pyo3(signature = (*names))]
-    fn exists(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        names: &Bound<'_, PyTuple>,
-    ) -> PyResult<Py<PyAny>> {
-        let all: Vec<Bound<'_, PyAny>> = names.iter().collect();
-        keys_call(slf, py, "exists", b"EXISTS", &all)
-    }
-
-    /// The type of key ``name``.
-    #[pyo3(name = "type")]
-    fn type_(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyAny>> {
-        if let Some(f) = slf.get().fast(slf)? {
-            let args: Args<'_> = vec![Cow::Borrowed(b"TYPE"), arg_bytes(py, name)?];
-            let reply = NativeClient::run(py, f, &args)?;
-            return raw(py, &reply, f);
-        }
-        fallback(py, "type")?.call1((slf, name)).map(Bound::unbind)
-    }
-
-    /// Read entries after the given IDs (redis-py's ``xread``).
-    #[pyo3(signature = (streams, count=None, block=None, max_count=None, max_size=None))]
-    fn xread(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        streams: &Bound<'_, PyAny>,
-        count: Option<&Bound<'_, PyAny>>,
-        block: Option<&Bound<'_, PyAny>>,
-        max_count: Option<&Bound<'_, PyAny>>,
-        max_size: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let count_n = count.map(exact_int);
-        let block_n = block.map(exact_int);
-        let ok = max_count.is_none()
-            && max_size.is_none()
-            && !matches!(count_n, Some(None) | Some(Some(i64::MIN..=0)))
-            && !matches!(block_n, Some(None) | Some(Some(i64::MIN..=-1)));
-        let dict = streams.cast::<PyDict>().ok().filter(|d| !d.is_empty());
-        if let (true, Some(dict), Some(f)) = (ok, dict, slf.get().fast(slf)?) {
-            let mut args: Args<'_> = Vec::with_capacity(6 + 2 * dict.len());
-            args.push(Cow::Borrowed(b"XREAD"));
-            if let Some(Some(b)) = block_n {
-                args.push(Cow::Borrowed(b"BLOCK"));
-                push_int(&mut args, b);
-            }
-            if let Some(Some(c)) = count_n {
-                args.push(Cow::Borrowed(b"COUNT"));
-                push_int(&mut args, c);
-            }
-            push_streams(py, &mut args, dict)?;
-            let reply = NativeClient::run(py, f, &args)?;
-            return read_reply(py, &reply, f, false);
-        }
-        fallback(py, "xread")?
-            .call1((slf, streams, count, block, max_count, max_size))
-            .map(Bound::unbind)
-    }
-
-    /// Read through a consumer group (redis-py's ``xreadgroup``).
-    #[pyo3(signature = (groupname, consumername, streams, count=None, block=None, noack=None, claim_min_idle_time=None, max_count=None, max_size=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn xreadgroup(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        groupname: &Bound<'_, PyAny>,
-        consumername: &Bound<'_, PyAny>,
-        streams: &Bound<'_, PyAny>,
-        count: Option<&Bound<'_, PyAny>>,
-        block: Option<&Bound<'_, PyAny>>,
-        noack: Option<&Bound<'_, PyAny>>,
-        claim_min_idle_time: Option<&Bound<'_, PyAny>>,
-        max_count: Option<&Bound<'_, PyAny>>,
-        max_size: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let count_n = count.map(exact_int);
-        let block_n = block.map(exact_int);
-        let noack_flag = match noack {
-            None => Some(false),
-            Some(n) if n.is_exact_instance_of::<PyBool>() => Some(!is_exact_false(n)),
-            Some(_) => None,
-        };
-        let claim = claim_min_idle_time.map(|c| exact_int(c).filter(|n| *n >= 0));
-        let ok = max_count.is_none()
-            && max_size.is_none()
-            && !matches!(claim, Some(None))
-            && noack_flag.is_some()
-            && !matches!(count_n, Some(None) | Some(Some(i64::MIN..=0)))
-            && !matches!(block_n, Some(None) | Some(Some(i64::MIN..=-1)));
-        let dict = streams.cast::<PyDict>().ok().filter(|d| !d.is_empty());
-        if let (true, Some(dict), Some(f)) = (ok, dict, slf.get().fast(slf)?) {
-            let mut args: Args<'_> = Vec::with_capacity(10 + 2 * dict.len());
-            args.push(Cow::Borrowed(b"XREADGROUP"));
-            args.push(Cow::Borrowed(b"GROUP"));
-            push_obj(py, &mut args, groupname)?;
-            push_obj(py, &mut args, consumername)?;
-            if let Some(Some(c)) = count_n {
-                args.push(Cow::Borrowed(b"COUNT"));
-                push_int(&mut args, c);
-            }
-            if let Some(Some(b)) = block_n {
-                args.push(Cow::Borrowed(b"BLOCK"));
-                push_int(&mut args, b);
-            }
-            if noack_flag == Some(true) {
-                args.push(Cow::Borrowed(b"NOACK"));
-            }
-            if let Some(Some(c)) = claim {
-                args.push(Cow::Borrowed(b"CLAIM"));
-                push_int(&mut args, c);
-            }
-            push_streams(py, &mut args, dict)?;
-            let reply = NativeClient::run(py, f, &args)?;
-            return read_reply(py, &reply, f, claim.is_some());
-        }
-        let noack = match noack {
-            Some(n) => n.clone(),
-            None => PyBool::new(py, false).to_owned().into_any(),
-        };
-        fallback(py, "xreadgroup")?
-            .call1((
-                slf,
-                groupname,
-                consumername,
-                streams,
-                count,
-                block,
-                noack,
-                claim_min_idle_time,
-                max_count,
-                max_size,
-            ))
-            .map(Bound::unbind)
-    }
-}
-
-fn push_streams(py: Python<'_>, args: &mut Args<'_>, dict: &Bound<'_, PyDict>) -> PyResult<()> {
-    args.push(Cow::Borrowed(b"STREAMS"));
-    let mut ids = Vec::with_capacity(dict.len());
-    for (k, v) in dict.iter() {
-        args.push(arg_bytes(py, &k)?.into_owned().into());
-        ids.push(arg_bytes(py, &v)?.into_owned());
-    }
-    args.extend(ids.into_iter().map(Cow::Owned));
-    Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-fn range_call(
-    slf: &Bound<'_, NativeClient>,
-    py: Python<'_>,
-    method: &str,
-    cmd: &'static [u8],
-    name: &Bound<'_, PyAny>,
-    first: Option<&Bound<'_, PyAny>>,
-    second: Option<&Bound<'_, PyAny>>,
-    count: Option<&Bound<'_, PyAny>>,
-    first_default: &'static str,
-    second_default: &'static str,
-) -> PyResult<Py<PyAny>> {
-    let count_n = count.map(exact_int);
-    let ok = !matches!(count_n, Some(None) | Some(Some(i64::MIN..=0)));
-    if let (true, Some(f)) = (ok, slf.get().fast(slf)?) {
-        let mut args: Args<'_> = Vec::with_capacity(6);
-        args.push(Cow::Borrowed(cmd));
-        args.push(arg_bytes(py, name)?);
-        match first {
-            Some(v) => args.push(arg_bytes(py, v)?),
-            None => args.push(Cow::Borrowed(first_default.as_bytes())),
-        }
-        match second {
-            Some(v) => args.push(arg_bytes(py, v)?),
-            None => args.push(Cow::Borrowed(second_default.as_bytes())),
-        }
-        if let Some(Some(c)) = count_n {
-            args.push(Cow::Borrowed(b"COUNT"));
-            push_int(&mut args, c);
-        }
-        let reply = NativeClient::run(py, f, &args)?;
-        return stream_list(py, &reply, f, false);
-    }
-    let first = match first {
-        Some(v) => v.clone(),
-        None => PyString::new(py, first_default).into_any(),
-    };
-    let second = match second {
-        Some(v) => v.clone(),
-        None => PyString::new(py, second_default).into_any(),
-    };
-    fallback(py, method)?
-        .call1((slf, name, first, second, count))
-        .map(Bound::unbind)
-}
-
-/// A command of a name followed by arguments, answering an integer.
-fn keys_call(
-    slf: &Bound<'_, NativeClient>,
-    py: Python<'_>,
-    method: &str,
-    cmd: &'static [u8],
-    items: &[Bound<'_, PyAny>],
-) -> PyResult<Py<PyAny>> {
-    if let Some(f) = slf.get().fast(slf)? {
-        let mut args: Args<'_> = Vec::with_capacity(1 + items.len());
-        args.push(Cow::Borrowed(cmd));
-        for i in items {
-            args.push(arg_bytes(py, i)?);
-        }
-        let reply = NativeClient::run(py, f, &args)?;
-        return int_reply(py, &reply, f);
-    }
-    let mut all = vec![slf.clone().into_any()];
-    all.extend(items.iter().cloned());
-    fallback(py, method)?
-        .call1(PyTuple::new(py, all)?)
-        .map(Bound::unbind)
 }

@@ -6,6 +6,10 @@
 mod arrow;
 mod client;
 mod client_commands;
+mod client_groups;
+mod client_hot;
+mod client_pipeline;
+mod client_sink;
 mod convert;
 mod errors;
 mod inspect;
@@ -29,6 +33,7 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(store::command_names, m)?)?;
     m.add_function(wrap_pyfunction!(store::auto_iid, m)?)?;
+    m.add_function(wrap_pyfunction!(store::_xadd_loop, m)?)?;
     m.add_function(wrap_pyfunction!(server::serve, m)?)?;
     m.add_function(wrap_pyfunction!(inspect::inspect_store, m)?)?;
     m.add_function(wrap_pyfunction!(inspect::key_internals, m)?)?;

@@ -30,14 +30,16 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
+/// The `InternalError` message of a caught panic.
+pub(crate) fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
+    format!("internal error: {}", panic_message(p))
+}
+
 /// Run `f` without the GIL, converting a panic into `InternalError`.
 pub(crate) fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
     match py.detach(|| catch_unwind(AssertUnwindSafe(f))) {
         Ok(v) => Ok(v),
-        Err(p) => Err(internal_err(
-            py,
-            format!("internal error: {}", panic_message(p)),
-        )),
+        Err(p) => Err(internal_err(py, panic_text(p))),
     }
 }
 
@@ -371,4 +373,25 @@ pub fn command_names() -> Vec<&'static str> {
 pub fn auto_iid<'py>(py: Python<'py>, pairs: Vec<Vec<u8>>) -> Bound<'py, PyBytes> {
     let refs: Vec<&[u8]> = pairs.iter().map(|p| p.as_slice()).collect();
     PyBytes::new(py, &xstreams_core::idmp::auto_iid(&refs))
+}
+
+/// The physical limit of XADD (`xstreams_core::limit::xadd_loop`): ``n`` typed XADDs of
+/// ``key * f <value>`` run in Rust on ``store``, values as the benchmarks' pool of ``size``
+/// bytes from entry ``off``. A benchmark driver (bench/run.py), not an API.
+#[pyfunction]
+#[pyo3(signature = (store, key, size, off, n, db=0))]
+pub fn _xadd_loop(
+    py: Python<'_>,
+    store: &Store,
+    key: &[u8],
+    size: usize,
+    off: usize,
+    n: usize,
+    db: usize,
+) -> PyResult<()> {
+    let core = &store.inner;
+    guarded(py, || {
+        xstreams_core::limit::xadd_loop(core, db, key, size, off, n)
+    })?
+    .map_err(|e| reply_err(py, &e.0))
 }

@@ -22,6 +22,21 @@ impl Store {
             sig: Signals::default(),
         })
     }
+
+    /// [`Store::session`] without waiting: `None` while another thread holds the store.
+    /// (The Python client runs a short command this way without releasing the GIL, and
+    /// waits with the GIL released only when the store is busy.)
+    pub fn try_session(&self) -> Option<Result<Session<'_>, CmdError>> {
+        let st = self.shared.state.try_lock()?;
+        if st.closed {
+            return Some(Err(CmdError::coded(CLOSED_ERROR)));
+        }
+        Some(Ok(Session {
+            store: self,
+            st,
+            sig: Signals::default(),
+        }))
+    }
 }
 
 /// The store locked for a sequence of typed commands (the batch paths): no other command
@@ -42,7 +57,18 @@ impl Session<'_> {
         db: usize,
         f: impl FnOnce(&mut Ctx<'_>) -> Result<R, CmdError>,
     ) -> Result<R, CmdError> {
-        let (out, sig, failed) = Store::run_with(&mut self.st, db, 2, true, f);
+        self.run_in(db, 2, f)
+    }
+
+    /// [`Session::run`] with RESP `protocol` (2 or 3) reply shapes, for a command given
+    /// as arguments (`command::execute`) whose reply depends on the protocol.
+    pub fn run_in<R>(
+        &mut self,
+        db: usize,
+        protocol: u8,
+        f: impl FnOnce(&mut Ctx<'_>) -> Result<R, CmdError>,
+    ) -> Result<R, CmdError> {
+        let (out, sig, failed) = Store::run_with(&mut self.st, db, protocol, true, f);
         self.sig.add(sig.keys, sig.flushed_dbs);
         match failed {
             Some(e) => Err(e),

@@ -1,0 +1,586 @@
+//! The hot methods of `_NativeClient` (see `client.rs`): xadd, xrange, xrevrange, xread,
+//! xreadgroup, xack, xlen, xdel, delete, exists, type.
+//!
+//! The common calls take the typed core API directly: redis-py's arguments become
+//! `XaddArgs` / `ReadArgs` / range bounds (no argument vector, no `Reply` tree), the store
+//! runs them in one session with the GIL kept while the store is free (`client::locked`),
+//! and reads collect what they serve into flat buffers that become redis-py's values once
+//! the store is unlocked (`client_sink`). Calls with options the typed API does not take
+//! (XADD trimming, an explicit ID) run the command's arguments in a session the same way;
+//! a BLOCK read goes through the store's blocking path with the GIL released while it
+//! waits. Arguments outside the shapes handled here go to the Python method of the same
+//! name, the reference for redis-py's client-side checks.
+
+use std::borrow::Cow;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyString, PyTuple};
+use xstreams_core::command::{args as cmd_args, read_typed, xadd_typed, ReadArgs, XaddArgs};
+
+use crate::client::{
+    exact_int, fallback, int_reply, is_exact_false, is_one_of, locked, push_int, push_obj, raw,
+    read_reply, run_args, Args, Fast, NativeClient, REF_POLICIES,
+};
+use crate::client_sink::{id_obj, Builder, Collected};
+use crate::convert::arg_bytes;
+
+/// Above this COUNT (or without one) a read may be long: the GIL is released meanwhile.
+const SHORT_READ: i64 = 10_000;
+
+/// Is `obj` the `*` ID (str or bytes)?
+fn is_auto_id(obj: &Bound<'_, PyAny>) -> bool {
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return b.as_bytes() == b"*";
+    }
+    is_one_of(obj, &["*"])
+}
+
+/// Field/value pairs of a non-empty dict, encoded, in order.
+fn dict_pairs<'a>(py: Python<'_>, dict: &'a Bound<'_, PyDict>) -> PyResult<Vec<Cow<'a, [u8]>>> {
+    let mut out = Vec::with_capacity(2 * dict.len());
+    for (k, v) in dict.iter() {
+        out.push(arg_bytes(py, &k)?.into_owned().into());
+        out.push(arg_bytes(py, &v)?.into_owned().into());
+    }
+    Ok(out)
+}
+
+/// XADD with options but no trimming, as typed arguments: the entry's ID (None with
+/// NOMKSTREAM on a missing key).
+fn xadd_fast(
+    py: Python<'_>,
+    f: &Fast,
+    name: &Bound<'_, PyAny>,
+    dict: &Bound<'_, PyDict>,
+    nomkstream: bool,
+    idmp: Option<(&Bound<'_, PyAny>, Option<&Bound<'_, PyAny>>)>,
+) -> PyResult<Py<PyAny>> {
+    let key = arg_bytes(py, name)?;
+    let idmp_bytes = match idmp {
+        None => None,
+        Some((pid, iid)) => Some((
+            arg_bytes(py, pid)?,
+            iid.map(|i| arg_bytes(py, i)).transpose()?,
+        )),
+    };
+    let owned = dict_pairs(py, dict)?;
+    let pairs: Vec<&[u8]> = owned.iter().map(|c| c.as_ref()).collect();
+    let mut a = XaddArgs::new(key.as_ref(), &pairs);
+    a.no_mkstream = nomkstream;
+    a.idmp = idmp_bytes
+        .as_ref()
+        .map(|(p, i)| (p.as_ref(), i.as_ref().map(|i| i.as_ref())));
+    let db = f.db;
+    let out = locked(py, f, false, |sess| sess.run(db, |ctx| xadd_typed(ctx, &a)))?;
+    Ok(match out {
+        Some(o) => id_obj(py, o.id, f.decode).unbind(),
+        None => py.None(),
+    })
+}
+
+#[pymethods]
+impl NativeClient {
+    /// Append an entry to a stream and return its ID (redis-py's ``xadd``).
+    #[pyo3(signature = (name, fields, id=None, maxlen=None, approximate=None, nomkstream=None, minid=None, limit=None, ref_policy=None, idmpauto=None, idmp=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn xadd(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        fields: &Bound<'_, PyAny>,
+        id: Option<&Bound<'_, PyAny>>,
+        maxlen: Option<&Bound<'_, PyAny>>,
+        approximate: Option<&Bound<'_, PyAny>>,
+        nomkstream: Option<&Bound<'_, PyAny>>,
+        minid: Option<&Bound<'_, PyAny>>,
+        limit: Option<&Bound<'_, PyAny>>,
+        ref_policy: Option<&Bound<'_, PyAny>>,
+        idmpauto: Option<&Bound<'_, PyAny>>,
+        idmp: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let maxlen_n = match maxlen {
+            None => None,
+            Some(m) => exact_int(m).filter(|n| *n >= 0),
+        };
+        let idmp_pair = idmp.map(|t| t.cast::<PyTuple>().ok().filter(|t| t.len() == 2));
+        let idempotent = idmpauto.is_some() || idmp.is_some();
+        // redis-py's DataError cases (left to the Python method): maxlen with minid,
+        // idmpauto with idmp, an idempotent add with an explicit ID.
+        let conflicting = (maxlen.is_some() && minid.is_some())
+            || (idmpauto.is_some() && idmp.is_some())
+            || (idempotent && !id.is_none_or(|i| is_one_of(i, &["*"])));
+        let simple = !conflicting
+            && ref_policy.is_none_or(|p| is_one_of(p, REF_POLICIES))
+            && !matches!(idmp_pair, Some(None))
+            && (maxlen.is_none() || maxlen_n.is_some());
+        let dict = fields.cast::<PyDict>().ok().filter(|d| !d.is_empty());
+        let approximate_on = match approximate {
+            None => true,
+            Some(a) => a.is_truthy()?,
+        };
+        let nomkstream_on = match nomkstream {
+            None => false,
+            Some(n) => n.is_truthy()?,
+        };
+        if let (true, Some(dict), Some(f)) = (simple, dict, slf.get().fast(slf)?) {
+            let untrimmed = maxlen.is_none() && minid.is_none() && limit.is_none();
+            if untrimmed && ref_policy.is_none() && id.is_none_or(is_auto_id) {
+                let pair = match &idmp_pair {
+                    Some(Some(p)) => Some((p.get_item(0)?, p.get_item(1)?)),
+                    _ => None,
+                };
+                let idmp = match (idmpauto, &pair) {
+                    (Some(pid), _) => Some((pid, None)),
+                    (None, Some((pid, iid))) => Some((pid, Some(iid))),
+                    (None, None) => None,
+                };
+                return xadd_fast(py, f, name, dict, nomkstream_on, idmp);
+            }
+            let mut args: Args<'_> = Vec::with_capacity(4 + 2 * dict.len());
+            args.push(Cow::Borrowed(b"XADD"));
+            push_obj(py, &mut args, name)?;
+            if nomkstream_on {
+                args.push(Cow::Borrowed(b"NOMKSTREAM"));
+            }
+            if let Some(p) = ref_policy {
+                args.push(arg_bytes(py, p)?);
+            }
+            if let Some(pid) = idmpauto {
+                args.push(Cow::Borrowed(b"IDMPAUTO"));
+                args.push(arg_bytes(py, pid)?);
+            }
+            if let Some(Some(pair)) = &idmp_pair {
+                args.push(Cow::Borrowed(b"IDMP"));
+                args.push(arg_bytes(py, &pair.get_item(0)?)?.into_owned().into());
+                args.push(arg_bytes(py, &pair.get_item(1)?)?.into_owned().into());
+            }
+            if let Some(n) = maxlen_n {
+                args.push(Cow::Borrowed(b"MAXLEN"));
+                if approximate_on {
+                    args.push(Cow::Borrowed(b"~"));
+                }
+                push_int(&mut args, n);
+            }
+            if let Some(m) = minid {
+                args.push(Cow::Borrowed(b"MINID"));
+                if approximate_on {
+                    args.push(Cow::Borrowed(b"~"));
+                }
+                args.push(arg_bytes(py, m)?);
+            }
+            if let Some(l) = limit {
+                args.push(Cow::Borrowed(b"LIMIT"));
+                args.push(arg_bytes(py, l)?);
+            }
+            match id {
+                None => args.push(Cow::Borrowed(b"*")),
+                Some(i) => args.push(arg_bytes(py, i)?.into_owned().into()),
+            }
+            args.extend(dict_pairs(py, dict)?);
+            let reply = run_args(py, f, &args)?;
+            return raw(py, &reply, f);
+        }
+        let id = match id {
+            Some(i) => i.clone(),
+            None => PyString::new(py, "*").into_any(),
+        };
+        let approximate = match approximate {
+            Some(a) => a.clone(),
+            None => PyBool::new(py, true).to_owned().into_any(),
+        };
+        let nomkstream = match nomkstream {
+            Some(n) => n.clone(),
+            None => PyBool::new(py, false).to_owned().into_any(),
+        };
+        fallback(py, "xadd")?
+            .call1((
+                slf,
+                name,
+                fields,
+                id,
+                maxlen,
+                approximate,
+                nomkstream,
+                minid,
+                limit,
+                ref_policy,
+                idmpauto,
+                idmp,
+            ))
+            .map(Bound::unbind)
+    }
+
+    /// Entries with IDs between ``min`` and ``max`` (redis-py's ``xrange``).
+    #[pyo3(signature = (name, min=None, max=None, count=None))]
+    fn xrange(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+        count: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        range_call(slf, py, "xrange", name, min, max, count, false)
+    }
+
+    /// Entries between ``max`` and ``min``, newest first (redis-py's ``xrevrange``).
+    #[pyo3(signature = (name, max=None, min=None, count=None))]
+    fn xrevrange(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        max: Option<&Bound<'_, PyAny>>,
+        min: Option<&Bound<'_, PyAny>>,
+        count: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        range_call(slf, py, "xrevrange", name, min, max, count, true)
+    }
+
+    /// Number of entries of a stream.
+    fn xlen(slf: &Bound<'_, Self>, py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if let Some(f) = slf.get().fast(slf)? {
+            let args: Args<'_> = vec![Cow::Borrowed(b"XLEN"), arg_bytes(py, name)?];
+            let reply = run_args(py, f, &args)?;
+            return int_reply(py, &reply, f);
+        }
+        fallback(py, "xlen")?.call1((slf, name)).map(Bound::unbind)
+    }
+
+    /// Acknowledge messages; return how many were pending.
+    #[pyo3(signature = (name, groupname, *ids))]
+    fn xack(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        groupname: &Bound<'_, PyAny>,
+        ids: &Bound<'_, PyTuple>,
+    ) -> PyResult<Py<PyAny>> {
+        if let Some(f) = slf.get().fast(slf)? {
+            let items: Vec<Bound<'_, PyAny>> = ids.iter().collect();
+            let mut args: Args<'_> = Vec::with_capacity(3 + items.len());
+            args.push(Cow::Borrowed(b"XACK"));
+            args.push(arg_bytes(py, name)?);
+            args.push(arg_bytes(py, groupname)?);
+            for i in &items {
+                args.push(arg_bytes(py, i)?);
+            }
+            let reply = run_args(py, f, &args)?;
+            return int_reply(py, &reply, f);
+        }
+        let mut all = vec![slf.clone().into_any(), name.clone(), groupname.clone()];
+        all.extend(ids.iter());
+        fallback(py, "xack")?
+            .call1(PyTuple::new(py, all)?)
+            .map(Bound::unbind)
+    }
+
+    /// Delete entries; return how many were deleted.
+    #[pyo3(signature = (name, *ids))]
+    fn xdel(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        ids: &Bound<'_, PyTuple>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut all = vec![name.clone()];
+        all.extend(ids.iter());
+        keys_call(slf, py, "xdel", b"XDEL", &all)
+    }
+
+    /// Delete keys; return how many existed.
+    #[pyo3(signature = (*names))]
+    fn delete(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        names: &Bound<'_, PyTuple>,
+    ) -> PyResult<Py<PyAny>> {
+        let all: Vec<Bound<'_, PyAny>> = names.iter().collect();
+        keys_call(slf, py, "delete", b"DEL", &all)
+    }
+
+    /// Number of ``names`` that exist.
+    #[pyo3(signature = (*names))]
+    fn exists(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        names: &Bound<'_, PyTuple>,
+    ) -> PyResult<Py<PyAny>> {
+        let all: Vec<Bound<'_, PyAny>> = names.iter().collect();
+        keys_call(slf, py, "exists", b"EXISTS", &all)
+    }
+
+    /// The type of key ``name``.
+    #[pyo3(name = "type")]
+    fn type_(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+    ) -> PyResult<Py<PyAny>> {
+        if let Some(f) = slf.get().fast(slf)? {
+            let args: Args<'_> = vec![Cow::Borrowed(b"TYPE"), arg_bytes(py, name)?];
+            let reply = run_args(py, f, &args)?;
+            return raw(py, &reply, f);
+        }
+        fallback(py, "type")?.call1((slf, name)).map(Bound::unbind)
+    }
+
+    /// Read entries after the given IDs (redis-py's ``xread``).
+    #[pyo3(signature = (streams, count=None, block=None, max_count=None, max_size=None))]
+    fn xread(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        streams: &Bound<'_, PyAny>,
+        count: Option<&Bound<'_, PyAny>>,
+        block: Option<&Bound<'_, PyAny>>,
+        max_count: Option<&Bound<'_, PyAny>>,
+        max_size: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let count_n = count.map(exact_int);
+        let block_n = block.map(exact_int);
+        let ok = max_count.is_none()
+            && max_size.is_none()
+            && !matches!(count_n, Some(None) | Some(Some(i64::MIN..=0)))
+            && !matches!(block_n, Some(None) | Some(Some(i64::MIN..=-1)));
+        let dict = streams.cast::<PyDict>().ok().filter(|d| !d.is_empty());
+        if let (true, Some(dict), Some(f)) = (ok, dict, slf.get().fast(slf)?) {
+            let count = count_n.flatten();
+            let Some(Some(b)) = block_n else {
+                return read_fast(py, f, None, dict, count, false, None);
+            };
+            let mut args: Args<'_> = Vec::with_capacity(6 + 2 * dict.len());
+            args.push(Cow::Borrowed(b"XREAD"));
+            args.push(Cow::Borrowed(b"BLOCK"));
+            push_int(&mut args, b);
+            if let Some(c) = count {
+                args.push(Cow::Borrowed(b"COUNT"));
+                push_int(&mut args, c);
+            }
+            push_streams(py, &mut args, dict)?;
+            let reply = NativeClient::run(py, f, &args)?;
+            return read_reply(py, &reply, f, false);
+        }
+        fallback(py, "xread")?
+            .call1((slf, streams, count, block, max_count, max_size))
+            .map(Bound::unbind)
+    }
+
+    /// Read through a consumer group (redis-py's ``xreadgroup``).
+    #[pyo3(signature = (groupname, consumername, streams, count=None, block=None, noack=None, claim_min_idle_time=None, max_count=None, max_size=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn xreadgroup(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        groupname: &Bound<'_, PyAny>,
+        consumername: &Bound<'_, PyAny>,
+        streams: &Bound<'_, PyAny>,
+        count: Option<&Bound<'_, PyAny>>,
+        block: Option<&Bound<'_, PyAny>>,
+        noack: Option<&Bound<'_, PyAny>>,
+        claim_min_idle_time: Option<&Bound<'_, PyAny>>,
+        max_count: Option<&Bound<'_, PyAny>>,
+        max_size: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let count_n = count.map(exact_int);
+        let block_n = block.map(exact_int);
+        let noack_flag = match noack {
+            None => Some(false),
+            Some(n) if n.is_exact_instance_of::<PyBool>() => Some(!is_exact_false(n)),
+            Some(_) => None,
+        };
+        let claim = claim_min_idle_time.map(|c| exact_int(c).filter(|n| *n >= 0));
+        let ok = max_count.is_none()
+            && max_size.is_none()
+            && !matches!(claim, Some(None))
+            && noack_flag.is_some()
+            && !matches!(count_n, Some(None) | Some(Some(i64::MIN..=0)))
+            && !matches!(block_n, Some(None) | Some(Some(i64::MIN..=-1)));
+        let dict = streams.cast::<PyDict>().ok().filter(|d| !d.is_empty());
+        if let (true, Some(dict), Some(f)) = (ok, dict, slf.get().fast(slf)?) {
+            let count = count_n.flatten();
+            let noack_on = noack_flag == Some(true);
+            let claim = claim.flatten();
+            let Some(Some(b)) = block_n else {
+                let group = Some((groupname, consumername, noack_on));
+                return read_fast(py, f, group, dict, count, claim.is_some(), claim);
+            };
+            let mut args: Args<'_> = Vec::with_capacity(10 + 2 * dict.len());
+            args.push(Cow::Borrowed(b"XREADGROUP"));
+            args.push(Cow::Borrowed(b"GROUP"));
+            push_obj(py, &mut args, groupname)?;
+            push_obj(py, &mut args, consumername)?;
+            if let Some(c) = count {
+                args.push(Cow::Borrowed(b"COUNT"));
+                push_int(&mut args, c);
+            }
+            args.push(Cow::Borrowed(b"BLOCK"));
+            push_int(&mut args, b);
+            if noack_on {
+                args.push(Cow::Borrowed(b"NOACK"));
+            }
+            if let Some(c) = claim {
+                args.push(Cow::Borrowed(b"CLAIM"));
+                push_int(&mut args, c);
+            }
+            push_streams(py, &mut args, dict)?;
+            let reply = NativeClient::run(py, f, &args)?;
+            return read_reply(py, &reply, f, claim.is_some());
+        }
+        let noack = match noack {
+            Some(n) => n.clone(),
+            None => PyBool::new(py, false).to_owned().into_any(),
+        };
+        fallback(py, "xreadgroup")?
+            .call1((
+                slf,
+                groupname,
+                consumername,
+                streams,
+                count,
+                block,
+                noack,
+                claim_min_idle_time,
+                max_count,
+                max_size,
+            ))
+            .map(Bound::unbind)
+    }
+}
+
+/// A non-blocking XREAD / XREADGROUP as typed arguments, built into the client's shape.
+#[allow(clippy::too_many_arguments)]
+fn read_fast(
+    py: Python<'_>,
+    f: &Fast,
+    group: Option<(&Bound<'_, PyAny>, &Bound<'_, PyAny>, bool)>,
+    dict: &Bound<'_, PyDict>,
+    count: Option<i64>,
+    claim: bool,
+    min_idle: Option<i64>,
+) -> PyResult<Py<PyAny>> {
+    let names = match group {
+        Some((g, c, _)) => Some((arg_bytes(py, g)?, arg_bytes(py, c)?)),
+        None => None,
+    };
+    let mut keys_owned = Vec::with_capacity(dict.len());
+    let mut ids_owned = Vec::with_capacity(dict.len());
+    for (k, v) in dict.iter() {
+        keys_owned.push(arg_bytes(py, &k)?.into_owned());
+        ids_owned.push(arg_bytes(py, &v)?.into_owned());
+    }
+    let keys: Vec<&[u8]> = keys_owned.iter().map(|k| k.as_slice()).collect();
+    let ids: Vec<&[u8]> = ids_owned.iter().map(|k| k.as_slice()).collect();
+    let mut a = match &names {
+        Some((g, c)) => ReadArgs::xreadgroup(g, c, &keys, &ids),
+        None => ReadArgs::xread(&keys, &ids),
+    };
+    a.count = count.unwrap_or(0) as u64;
+    a.noack = group.is_some_and(|(_, _, n)| n);
+    a.min_idle = min_idle.unwrap_or(-1);
+    let heavy = count.is_none_or(|c| c > SHORT_READ);
+    let db = f.db;
+    let got = locked(py, f, heavy, |sess| {
+        sess.run(db, |ctx| {
+            let mut c = Collected::new();
+            read_typed(ctx, &a, &mut c)?;
+            Ok(c)
+        })
+    })?;
+    Builder::new(&got, f).read(py, f.shape, claim)
+}
+
+fn push_streams(py: Python<'_>, args: &mut Args<'_>, dict: &Bound<'_, PyDict>) -> PyResult<()> {
+    args.push(Cow::Borrowed(b"STREAMS"));
+    let mut ids = Vec::with_capacity(dict.len());
+    for (k, v) in dict.iter() {
+        args.push(arg_bytes(py, &k)?.into_owned().into());
+        ids.push(arg_bytes(py, &v)?.into_owned());
+    }
+    args.extend(ids.into_iter().map(Cow::Owned));
+    Ok(())
+}
+
+/// XRANGE / XREVRANGE: the bounds parsed and the entries read in one session.
+#[allow(clippy::too_many_arguments)]
+fn range_call(
+    slf: &Bound<'_, NativeClient>,
+    py: Python<'_>,
+    method: &str,
+    name: &Bound<'_, PyAny>,
+    min: Option<&Bound<'_, PyAny>>,
+    max: Option<&Bound<'_, PyAny>>,
+    count: Option<&Bound<'_, PyAny>>,
+    rev: bool,
+) -> PyResult<Py<PyAny>> {
+    let count_n = count.map(exact_int);
+    let ok = !matches!(count_n, Some(None) | Some(Some(i64::MIN..=0)));
+    if let (true, Some(f)) = (ok, slf.get().fast(slf)?) {
+        let key = arg_bytes(py, name)?;
+        let (first, second) = if rev { (max, min) } else { (min, max) };
+        // Encoded in the order the command's arguments would be (key, first, second).
+        let first = first.map(|v| arg_bytes(py, v)).transpose()?;
+        let second = second.map(|v| arg_bytes(py, v)).transpose()?;
+        let (first_d, second_d): (&[u8], &[u8]) = if rev { (b"+", b"-") } else { (b"-", b"+") };
+        let first = first.as_deref().unwrap_or(first_d);
+        let second = second.as_deref().unwrap_or(second_d);
+        let (lo, hi) = if rev {
+            (second, first)
+        } else {
+            (first, second)
+        };
+        let limit = count_n.flatten().map_or(usize::MAX, |c| c as usize);
+        let heavy = count_n.flatten().is_none_or(|c| c > SHORT_READ);
+        let db = f.db;
+        let got = locked(py, f, heavy, |sess| {
+            sess.run(db, |ctx| {
+                // The checks of XRANGE in its order: the bounds, then the key's type.
+                let start = cmd_args::range_start(lo)?;
+                let end = cmd_args::range_end(hi)?;
+                let mut c = Collected::new();
+                if let Some(s) = ctx.stream(&key)? {
+                    for e in s.range(start, end, rev).take(limit) {
+                        xstreams_core::read::ReadSink::entry(&mut c, &e, None);
+                    }
+                }
+                Ok(c)
+            })
+        })?;
+        return Builder::new(&got, f).all_entries(py);
+    }
+    let (first_d, second_d) = if rev { ("+", "-") } else { ("-", "+") };
+    let (first, second) = if rev { (max, min) } else { (min, max) };
+    let first = match first {
+        Some(v) => v.clone(),
+        None => PyString::new(py, first_d).into_any(),
+    };
+    let second = match second {
+        Some(v) => v.clone(),
+        None => PyString::new(py, second_d).into_any(),
+    };
+    fallback(py, method)?
+        .call1((slf, name, first, second, count))
+        .map(Bound::unbind)
+}
+
+/// A command of a name followed by arguments, answering an integer.
+fn keys_call(
+    slf: &Bound<'_, NativeClient>,
+    py: Python<'_>,
+    method: &str,
+    cmd: &'static [u8],
+    items: &[Bound<'_, PyAny>],
+) -> PyResult<Py<PyAny>> {
+    if let Some(f) = slf.get().fast(slf)? {
+        let mut args: Args<'_> = Vec::with_capacity(1 + items.len());
+        args.push(Cow::Borrowed(cmd));
+        for i in items {
+            args.push(arg_bytes(py, i)?);
+        }
+        let reply = run_args(py, f, &args)?;
+        return int_reply(py, &reply, f);
+    }
+    let mut all = vec![slf.clone().into_any()];
+    all.extend(items.iter().cloned());
+    fallback(py, method)?
+        .call1(PyTuple::new(py, all)?)
+        .map(Bound::unbind)
+}

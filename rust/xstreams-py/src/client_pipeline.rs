@@ -1,0 +1,149 @@
+//! A pipeline's queued commands run natively: `Pipeline.execute` hands its command stack
+//! to `_NativeClient._pipeline_run`, which encodes every command in Rust, runs them all in
+//! one store call (`Store::execute_batch`: atomically for a transaction, one after the
+//! other otherwise) with the GIL released, and builds each result as redis-py's pipeline
+//! returns it: the stream commands the client's native methods cover are converted here,
+//! every other reply goes through the client's `_parse` (decoding and its response
+//! callback), exactly as the Python path does. A failed command's slot holds its exception.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use xstreams_core::Reply;
+
+use crate::client::{int_reply, raw, read_reply, stream_list, Fast, NativeClient};
+use crate::convert::{arg_bytes, reply_to_py};
+use crate::errors::reply_error;
+use crate::store::guarded;
+
+/// How a queued command's reply becomes redis-py's value.
+#[derive(Clone, Copy)]
+enum Conv {
+    Raw,
+    Int,
+    Entries,
+    Read,
+    /// `client._parse(name, value, options)` (any other command, or options given).
+    Parse,
+}
+
+/// The conversion of a command named `name` with `rest` arguments: the native one when
+/// the client's own method would use it (no options such as `keys`/`EMPTY_RESPONSE`).
+fn conv_for(name: &Bound<'_, PyAny>, tokens: &[Vec<u8>], has_options: bool) -> Conv {
+    if has_options || !name.is_exact_instance_of::<PyString>() || tokens.is_empty() {
+        return Conv::Parse;
+    }
+    let cmd = tokens[0].to_ascii_uppercase();
+    // The command name must be the whole first argument (no "XINFO STREAM" splitting).
+    let Ok(s) = name.cast::<PyString>() else {
+        return Conv::Parse;
+    };
+    if s.to_cow()
+        .map(|c| c.len() != tokens[0].len())
+        .unwrap_or(true)
+    {
+        return Conv::Parse;
+    }
+    match cmd.as_slice() {
+        b"XADD" | b"TYPE" => Conv::Raw,
+        b"XACK" | b"XLEN" | b"XDEL" | b"DEL" | b"EXISTS" => Conv::Int,
+        b"XRANGE" | b"XREVRANGE" => Conv::Entries,
+        b"XREAD" => Conv::Read,
+        // XREADGROUP ... CLAIM adds fields to each entry: left to the callback.
+        b"XREADGROUP" if !tokens.iter().any(|t| t.eq_ignore_ascii_case(b"CLAIM")) => Conv::Read,
+        _ => Conv::Parse,
+    }
+}
+
+/// The command's arguments for the store, as `Redis._tokens` makes them: a command name
+/// holding spaces is split into words, the rest encoded as redis-py's Encoder does.
+fn tokens(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Vec<Vec<u8>>> {
+    let mut out = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        if i == 0 {
+            let split = if let Ok(s) = a.cast::<PyString>() {
+                let text = s.to_cow()?;
+                if !text.is_empty() && text.bytes().all(|b| b.is_ascii_graphic()) {
+                    None
+                } else {
+                    Some(a.call_method0("encode")?.call_method0("split")?)
+                }
+            } else if let Ok(b) = a.cast::<PyBytes>() {
+                b.as_bytes()
+                    .contains(&b' ')
+                    .then(|| a.call_method0("split"))
+                    .transpose()?
+            } else {
+                None
+            };
+            if let Some(words) = split {
+                for w in words.try_iter()? {
+                    out.push(w?.cast::<PyBytes>()?.as_bytes().to_vec());
+                }
+                continue;
+            }
+        }
+        out.push(arg_bytes(py, &a)?.into_owned());
+    }
+    Ok(out)
+}
+
+fn convert(
+    slf: &Bound<'_, NativeClient>,
+    py: Python<'_>,
+    f: &Fast,
+    reply: &Reply,
+    conv: Conv,
+    name: &Bound<'_, PyAny>,
+    options: &Bound<'_, PyDict>,
+) -> PyResult<Py<PyAny>> {
+    if let Reply::Error(e) = reply {
+        return Ok(reply_error(py, e)?.unbind());
+    }
+    match conv {
+        Conv::Raw => raw(py, reply, f),
+        Conv::Int => int_reply(py, reply, f),
+        Conv::Entries => stream_list(py, reply, f, false),
+        Conv::Read => read_reply(py, reply, f, false),
+        Conv::Parse => {
+            let value = reply_to_py(py, reply, f.wire)?;
+            slf.call_method1("_parse", (name, value, options.copy()?))
+                .map(Bound::unbind)
+        }
+    }
+}
+
+#[pymethods]
+impl NativeClient {
+    /// Run a pipeline's command stack (``[(args, options), ...]``) in one store call and
+    /// return one result per command (redis-py's value, or the exception of a failed
+    /// command); ``None`` when this client has no native path (the caller runs it).
+    fn _pipeline_run(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        stack: &Bound<'_, PyAny>,
+        atomic: bool,
+    ) -> PyResult<Option<Py<PyList>>> {
+        let Some(f) = slf.get().fast(slf)? else {
+            return Ok(None);
+        };
+        let mut cmds = Vec::new();
+        let mut how = Vec::new();
+        for item in stack.try_iter()? {
+            let item = item?;
+            let args = item.get_item(0)?.cast_into::<PyTuple>()?;
+            let options = item.get_item(1)?.cast_into::<PyDict>()?;
+            let t = tokens(py, &args)?;
+            let name = args.get_item(0)?;
+            how.push((conv_for(&name, &t, !options.is_empty()), name, options));
+            cmds.push(t);
+        }
+        let core = f.store.get().core();
+        let (db, wire) = (f.db, f.wire);
+        let replies = guarded(py, || core.execute_batch(db, wire, &cmds, atomic))?;
+        let out = PyList::empty(py);
+        for (r, (conv, name, options)) in replies.iter().zip(&how) {
+            out.append(convert(slf, py, f, r, *conv, name, options)?)?;
+        }
+        Ok(Some(out.unbind()))
+    }
+}

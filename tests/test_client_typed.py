@@ -1,0 +1,152 @@
+"""The typed native paths of ``xstreams.Redis`` under threads, garbage collection and
+pipelines: what the value checks against redis-py (test_client_streams.py,
+test_client_pipeline.py) do not reach.
+
+- A command runs with the GIL kept while the store is free and waits with it released
+  while another thread holds the store: both must give the same values.
+- Reads never hold the store while they create Python objects, so a finalizer that calls
+  the same store during a garbage collection inside a read cannot deadlock.
+- A pipeline's stack runs natively in one store call; its values equal the Python path's.
+- ``_xadd_loop`` (the benchmarks' physical limit) appends exactly the benchmark values.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import pytest
+import xstreams
+from xstreams import _xstreams
+from xstreams.client import Redis
+
+
+def _fill(r: Redis, n: int, key: str = "s") -> list:
+    return [r.xadd(key, {"f": f"v{i}", "g": str(i)}) for i in range(n)]
+
+
+def test_commands_wait_for_a_busy_store_and_agree():
+    store = xstreams.Store()
+    r = Redis(store=store)
+    ids = _fill(r, 50)
+    stop = threading.Event()
+
+    def hog() -> None:
+        # Long batches hold the store lock (with the GIL released) again and again.
+        cmds = [("XRANGE", "s", "-", "+")] * 200
+        while not stop.is_set():
+            store.execute_many(cmds, atomic=True)
+
+    t = threading.Thread(target=hog)
+    t.start()
+    try:
+        for _ in range(200):
+            got = r.xrange("s", count=100)
+            assert [e[0] for e in got] == ids
+            assert got[3][1] == {b"f": b"v3", b"g": b"3"}
+            assert r.xlen("s") == 50
+            new = r.xadd("other", {"k": "v"})
+            assert r.xrange("other", min=new, max=new) == [(new, {b"k": b"v"})]
+    finally:
+        stop.set()
+        t.join()
+    assert r.xlen("other") == 200
+
+
+def test_a_finalizer_calling_the_store_during_a_read_does_not_deadlock():
+    store = xstreams.Store()
+    r = Redis(store=store)
+    _fill(r, 300)
+    r.xgroup_create("s", "g", "0")
+    seen = []
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+        def __del__(self) -> None:
+            # Runs inside whatever allocation triggers the collection: a native read
+            # building its reply.
+            seen.append(r.xadd("fin", {"x": "1"}))
+
+    old = gc.get_threshold()
+    gc.set_threshold(10, 1, 1)
+    try:
+        for _ in range(30):
+            for _ in range(20):
+                Cycle()
+            assert len(r.xrange("s", count=300)) == 300
+            r.xreadgroup("g", "c", {"s": "0"}, count=300)
+            assert len(r.xread({"s": "0"}, count=300)[0][1]) == 300
+    finally:
+        gc.set_threshold(*old)
+        gc.collect()
+    assert seen, "no finalizer ran during the reads"
+    assert r.xlen("fin") == len(seen)
+
+
+@pytest.mark.parametrize("transaction", [True, False])
+@pytest.mark.parametrize("kwargs", [{}, {"decode_responses": True}, {"protocol": 2},
+                                    {"protocol": 3}, {"legacy_responses": False}])  # fmt: skip
+def test_native_pipeline_equals_the_python_path(kwargs, transaction):
+    def run(native: bool) -> list:
+        r = Redis(store=xstreams.Store(clock_ms=1_700_000_000_000), **kwargs)
+        if not native:
+            r._native_off()
+        r.xadd("s", {"a": "1"}, id="1-1")
+        r.xgroup_create("s", "g", "0")
+        p = r.pipeline(transaction=transaction)
+        p.xadd("s", {"f": "v", "g": "w"}, id="2-1")
+        p.xadd("s", {"f": "v2"})
+        p.xrange("s")
+        p.xrevrange("s", count=1)
+        p.xread({"s": "0"}, count=2)
+        p.xreadgroup("g", "c", {"s": ">"}, count=10)
+        p.xack("s", "g", "1-1", "2-1")
+        p.xlen("s")
+        p.xdel("s", "1-1")
+        p.exists("s", "nope")
+        p.type("s")
+        p.xinfo_groups("s")
+        p.xpending("s", "g")
+        p.delete("nope")
+        p.execute_command("XADD s 1700000000001-1 f v")
+        return p.execute()
+
+    assert Redis(store=xstreams.Store(), **kwargs)._native_on()
+    assert run(True) == run(False)
+
+
+def test_native_pipeline_errors_as_redis_py():
+    r = Redis(store=xstreams.Store())
+    r.xadd("s", {"f": "v"}, id="5-1")
+    p = r.pipeline(transaction=False)
+    p.xadd("s", {"f": "v"}, id="1-1")  # smaller than the last ID
+    p.xlen("s")
+    with pytest.raises(xstreams.exceptions.ResponseError) as e:
+        p.execute()
+    assert str(e.value).startswith("Command # 1 (XADD s 1-1 f v) of pipeline caused error: ")
+    p.xadd("s", {"f": "v"}, id="1-1")
+    p.xlen("s")
+    got = p.execute(raise_on_error=False)
+    assert isinstance(got[0], xstreams.exceptions.ResponseError) and got[1] == 1
+    # A transaction with an unknown command is discarded whole.
+    p = r.pipeline()
+    p.xadd("s", {"f": "v"})
+    p.execute_command("NOSUCHCOMMAND")
+    with pytest.raises(xstreams.exceptions.ResponseError):
+        p.execute()
+    assert r.xlen("s") == 1
+
+
+def test_xadd_loop_appends_the_benchmark_values():
+    store = xstreams.Store()
+    _xstreams._xadd_loop(store, b"s", 8, 65_530, 10)
+    got = store.execute_command("XRANGE", "s", "-", "+")
+    values = [e[1][1] for e in got]
+    # bench_peers.values(8): b"%08d" % i for i in range(65536), taken at i & 65535.
+    assert values == [b"%08d" % (i & 65535) for i in range(65_530, 65_540)]
+    assert all(e[1][0] == b"f" for e in got)
+    with pytest.raises(xstreams.exceptions.ResponseError, match="WRONGTYPE"):
+        store.execute_command("SET", "str", "x")
+        _xstreams._xadd_loop(store, b"str", 8, 0, 1)

@@ -382,7 +382,8 @@ pub fn read_stream(
         let first = nodes
             .iter()
             .find_map(|n| n.iter().next().map(|e| e.id))
-            .unwrap_or(StreamId::MIN);
+            // redis-server's edge lookup answers the maximal ID for an empty stream.
+            .unwrap_or(StreamId::MAX);
         (first, StreamId::MIN, length)
     };
     if entries_added > i64::MAX as u64 || entries_added < length {

@@ -348,6 +348,40 @@ fn legacy_stream_payload_estimates_group_counters() {
     s.validate().unwrap();
 }
 
+/// An empty stream from a pre-7.0 payload: redis-server 8.8 records the maximal ID as its
+/// first ID (its first-entry lookup finds nothing), shows it in XINFO and dumps it as it
+/// is; that dump restores, and the next XADD records its own ID.
+#[test]
+fn legacy_empty_stream_records_the_maximal_first_id() {
+    let s = store();
+    run(&s, &["XADD", "e", "5-0", "f", "v"]);
+    run(&s, &["XDEL", "e", "5-0"]);
+    let payload = legacy_payload(&s, "e");
+    let args: Vec<&[u8]> = vec![b"RESTORE", b"old", b"0", &payload];
+    assert_eq!(s.execute(&args), Reply::ok());
+    let info = run(&s, &["XINFO", "STREAM", "old"]);
+    let max = format!("{}-{}", u64::MAX, u64::MAX);
+    assert_eq!(
+        map_field(&info, "recorded-first-entry-id"),
+        Reply::bulk(max.as_bytes())
+    );
+    assert_eq!(map_field(&info, "last-generated-id"), Reply::bulk(b"5-0"));
+    assert_eq!(map_field(&info, "entries-added"), Reply::Int(0));
+    let dump = bulk(run(&s, &["DUMP", "old"]));
+    let args: Vec<&[u8]> = vec![b"RESTORE", b"again", b"0", &dump];
+    assert_eq!(s.execute(&args), Reply::ok());
+    // (The last view, XPENDING of a group, is an error naming the key.)
+    assert_eq!(views(&s, "again")[..3], views(&s, "old")[..3]);
+    s.validate().unwrap();
+    run(&s, &["XADD", "again", "7-0", "f", "v"]);
+    let info = run(&s, &["XINFO", "STREAM", "again"]);
+    assert_eq!(
+        map_field(&info, "recorded-first-entry-id"),
+        Reply::bulk(b"7-0")
+    );
+    s.validate().unwrap();
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
     /// Damaged payloads (checksum disabled so the body is parsed) decode to an error or

@@ -4,7 +4,9 @@
 //! Invariants (checked by [`Stream::validate`]):
 //! - nodes are keyed by their master ID, hold IDs inside `[master, last_any]`, and node
 //!   ranges are disjoint and ascending; `length` is the sum of live entries;
-//! - `first_id` is the first live ID (0-0 when empty), `last_id` >= every ID;
+//! - `first_id` is the first live ID (0-0 when empty, or the maximal ID when an empty
+//!   stream was restored from a pre-7.0 payload, as redis-server has it), `last_id` >=
+//!   every ID;
 //! - `refs[id]` lists exactly the groups whose PEL holds `id`.
 
 use crate::config::Config;
@@ -525,7 +527,10 @@ impl Stream {
                 self.first_id
             ));
         }
-        if self.length == 0 && !self.first_id.is_zero() {
+        // An empty stream records 0-0, or the maximal ID when redis-server loaded it from
+        // a pre-7.0 payload (it looked for a first entry and found none); 8.8 then dumps
+        // that ID as it is.
+        if self.length == 0 && !self.first_id.is_zero() && self.first_id != StreamId::MAX {
             return Err("empty stream with a first id".into());
         }
         self.groups.validate()?;

@@ -173,3 +173,44 @@ def test_python_ssl_context_sees_tls13(tls_server):
             assert s.version() in ("TLSv1.2", "TLSv1.3")
             s.sendall(b"PING\r\n")
             assert s.recv(100) == b"+PONG\r\n"
+
+
+def test_tls_settings_from_a_config_file(certs, tmp_path):
+    """``xstreams serve CONFIG_FILE``: the tls-* directives spelled as in redis.conf
+    (quoted paths, comments), and an option after the file overriding it."""
+    tls_port, wrong_port = free_port(), free_port()
+    conf = tmp_path / "redis.conf"
+    conf.write_text(
+        "# TLS only, clients need no certificate\n"
+        "port 0\n"
+        f"tls-port {wrong_port}\n"
+        f'tls-cert-file "{certs / "server.crt"}"\n'
+        f"tls-key-file {certs / 'server.key'}\n"
+        f"tls-ca-cert-file {certs / 'ca.crt'}\n"
+        "tls-auth-clients optional\n"
+    )
+    argv = [sys.executable, "-m", "xstreams.server", str(conf), "--tls-port", str(tls_port)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    srv = TlsServer.__new__(TlsServer)
+    srv.proc, srv.certs, srv.tls_port, srv.port = proc, certs, tls_port, 0
+    try:
+        srv.wait(cert=False)
+        r = srv.client(cert=False)
+        assert r.xadd("s", {"f": "v"}, id="1-1") == "1-1"
+        assert r.info("server")["config_file"] == str(conf)
+        assert srv.client(cert=True).xlen("s") == 1
+    finally:
+        srv.stop()
+
+
+def test_config_file_errors_name_the_line(tmp_path):
+    conf = tmp_path / "redis.conf"
+    conf.write_text("port 0\ntls-port 6390\ntls-auth-clients maybe\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "xstreams.server", str(conf)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out.returncode != 0
+    assert f"{conf}:3" in out.stderr and "tls-auth-clients" in out.stderr

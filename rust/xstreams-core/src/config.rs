@@ -1,5 +1,6 @@
 //! Store-wide settings, under the configuration names redis-server uses.
 
+use crate::error::{CmdError, CONFIG_DUPLICATE, CONFIG_IMMUTABLE};
 use crate::num::string2ll;
 
 /// Limits of `stream-idmp-duration` (seconds) and `stream-idmp-maxsize` (entries).
@@ -104,6 +105,63 @@ pub fn parse_memory(v: &str) -> Option<u64> {
     digits.parse::<u64>().ok()?.checked_mul(mul)
 }
 
+/// CONFIG GET's answer: the parameters of `params` matching any of `patterns` (a glob
+/// when it holds `*`, `?` or `[`, else the exact name; case-insensitive, as
+/// redis-server), each once, in the order of `params`.
+pub fn matching<'a, A: AsRef<[u8]>>(
+    params: &'a [(String, String)],
+    patterns: &[A],
+) -> Vec<(&'a str, &'a str)> {
+    let patterns: Vec<Vec<u8>> = patterns
+        .iter()
+        .map(|p| p.as_ref().to_ascii_lowercase())
+        .collect();
+    params
+        .iter()
+        .filter(|(name, _)| {
+            patterns.iter().any(|p| {
+                if p.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
+                    crate::db::glob_match(p, name.as_bytes())
+                } else {
+                    p.as_slice() == name.as_bytes()
+                }
+            })
+        })
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect()
+}
+
+/// CONFIG SET's checks of the names of `pairs` (name, value, ...), in redis-server's
+/// order: the first unknown name fails the call unless an earlier parameter already
+/// failed as immutable or repeated; then the first immutable or repeated parameter.
+/// Returns the lower-case names.
+pub fn check_set_names<A: AsRef<[u8]>>(
+    pairs: &[A],
+    known: impl Fn(&str) -> bool,
+    immutable: impl Fn(&str) -> bool,
+) -> Result<Vec<String>, CmdError> {
+    let mut names: Vec<String> = Vec::new();
+    let mut failed: Option<CmdError> = None;
+    for p in pairs.chunks(2) {
+        let given = String::from_utf8_lossy(p[0].as_ref());
+        let name = given.to_ascii_lowercase();
+        if failed.is_none() {
+            if !known(&name) {
+                failed = Some(CmdError::config_set_unknown(&given));
+            } else if immutable(&name) {
+                failed = Some(CmdError::config_set_failed(&given, CONFIG_IMMUTABLE));
+            } else if names.contains(&name) {
+                failed = Some(CmdError::config_set_failed(&given, CONFIG_DUPLICATE));
+            }
+        }
+        names.push(name);
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(names),
+    }
+}
+
 impl Config {
     /// Current value of a setting as text, or `None` for an unknown name.
     pub fn get(&self, name: &str) -> Option<String> {
@@ -157,11 +215,7 @@ impl Config {
                 }
                 self.maxmemory_policy = MaxmemoryPolicy::NoEviction;
             }
-            _ => {
-                return Err(format!(
-                    "Unknown option or number of arguments for CONFIG SET - '{name}'"
-                ))
-            }
+            _ => return Err(crate::error::config_set_unknown_text(name)),
         }
         Ok(())
     }
@@ -180,7 +234,50 @@ mod tests {
         assert!(c.set("stream-idmp-duration", "0").is_err());
         assert!(c.set("stream-idmp-maxsize", "10001").is_err());
         assert!(c.set("nope", "1").is_err());
+        c.set("STREAM-IDMP-MAXSIZE", "6").unwrap();
         c.set("STREAM-IDMP-MAXSIZE", "5").unwrap();
         assert_eq!(c.stream_idmp_maxsize, 5);
+    }
+
+    #[test]
+    fn get_matches_globs_and_names_once() {
+        let params: Vec<(String, String)> = ["stream-node-max-entries", "maxmemory", "databases"]
+            .iter()
+            .map(|n| (n.to_string(), "1".to_string()))
+            .collect();
+        let names = |pats: &[&str]| -> Vec<String> {
+            matching(&params, pats)
+                .into_iter()
+                .map(|(n, _)| n.to_string())
+                .collect()
+        };
+        assert_eq!(names(&["MAXMEMORY", "max*"]), ["maxmemory"]);
+        assert_eq!(names(&["*"]).len(), 3);
+        assert_eq!(
+            names(&["stream-*", "d?tabases"]),
+            ["stream-node-max-entries", "databases"]
+        );
+        assert!(names(&["nosuch"]).is_empty());
+    }
+
+    #[test]
+    fn set_names_fail_in_redis_order() {
+        let known = |n: &str| n == "a" || n == "imm";
+        let imm = |n: &str| n == "imm";
+        let err = |pairs: &[&str]| check_set_names(pairs, known, imm).unwrap_err().0;
+        assert_eq!(
+            err(&["x", "1"]),
+            "ERR Unknown option or number of arguments for CONFIG SET - 'x'"
+        );
+        // An immutable parameter before an unknown one decides the error (redis-server).
+        assert_eq!(
+            err(&["IMM", "1", "x", "1"]),
+            "ERR CONFIG SET failed (possibly related to argument 'IMM') - can't set immutable config"
+        );
+        assert_eq!(
+            err(&["a", "1", "A", "2"]),
+            "ERR CONFIG SET failed (possibly related to argument 'A') - duplicate parameter"
+        );
+        assert_eq!(check_set_names(&["A", "1"], known, imm).unwrap(), ["a"]);
     }
 }

@@ -63,6 +63,21 @@ impl Db {
         self.keys.is_empty()
     }
 
+    /// Keys with an expiry, and their average time to live at `now` in ms (0 when none):
+    /// INFO keyspace's `expires` and `avg_ttl`.
+    pub fn expiry_stats(&self, now: i64) -> (usize, i64) {
+        let n = self.expires.len();
+        if n == 0 {
+            return (0, 0);
+        }
+        let sum: i128 = self
+            .expires
+            .iter()
+            .map(|(t, _)| (t - now).max(0) as i128)
+            .sum();
+        (n, (sum / n as i128) as i64)
+    }
+
     /// Remove the key if its expiry time has passed. Returns true if it was removed.
     pub fn expire_if_needed(&mut self, key: &[u8], now: i64) -> bool {
         if self.expires.is_empty() {

@@ -417,3 +417,35 @@ impl CmdError {
         CmdError(OOM.into())
     }
 }
+
+/// CONFIG SET of a parameter that cannot change at run time.
+pub const CONFIG_IMMUTABLE: &str = "can't set immutable config";
+/// CONFIG SET naming a parameter twice.
+pub const CONFIG_DUPLICATE: &str = "duplicate parameter";
+/// CONFIG REWRITE without a configuration file.
+pub const NO_CONFIG_FILE: &str = "ERR The server is running without a config file";
+/// CONFIG REWRITE on a server started with a configuration file (xstreams never writes it).
+pub const CONFIG_REWRITE_UNSUPPORTED: &str =
+    "ERR CONFIG REWRITE is not supported: xstreams never rewrites its configuration file";
+
+/// The text (without `ERR `) of CONFIG SET naming an unknown parameter.
+pub fn config_set_unknown_text(name: &str) -> String {
+    format!("Unknown option or number of arguments for CONFIG SET - '{name}'")
+}
+
+impl CmdError {
+    /// CONFIG SET naming an unknown parameter (`name` as given).
+    pub fn config_set_unknown(name: &str) -> Self {
+        CmdError::err(config_set_unknown_text(name))
+    }
+    /// CONFIG SET refused for parameter `name` (as given) with `msg`.
+    pub fn config_set_failed(name: &str, msg: &str) -> Self {
+        CmdError::err(format!(
+            "CONFIG SET failed (possibly related to argument '{name}') - {msg}"
+        ))
+    }
+    /// CONFIG REWRITE without a configuration file.
+    pub fn no_config_file() -> Self {
+        CmdError::coded(NO_CONFIG_FILE)
+    }
+}

@@ -16,6 +16,7 @@
 //! - [`command`]: parsing, execution and replies of every command.
 //! - [`read`]: typed results of the reading commands (a sink per consumer: replies,
 //!   Arrow-shaped batches) and the MAXCOUNT / MAXSIZE budget.
+//! - [`info`]: INFO's sections, shared by the embedded store and the server.
 //! - [`reply`]: reply values and their RESP2/RESP3 encodings.
 //! - [`store`]: the thread-safe store with blocking reads.
 //! - [`persist`]: durable stores (snapshot + command logs).
@@ -31,6 +32,7 @@ pub mod error;
 pub mod group;
 pub mod id;
 pub mod idmp;
+pub mod info;
 pub mod limit;
 pub mod lpsize;
 pub mod memory;

@@ -5,13 +5,17 @@ use std::path::PathBuf;
 
 use xstreams_core::persist::Fsync;
 
+use crate::conffile::{self, Directive};
 use crate::config::{DebugAccess, ServerConfig, TlsAuthClients, TlsConfig, DYNAMIC_OPTIONS};
 
 /// Usage text.
 pub const USAGE: &str = "\
-Usage: xstreams serve [options]
+Usage: xstreams serve [CONFIG_FILE] [options]
 
 Serve an xstreams store over the Redis protocol (RESP2/RESP3).
+
+CONFIG_FILE is in redis.conf's format: one `name value` directive a line, with the
+option names below (without `--`); options given after it override it.
 
 Options (redis-server's names; `--name value` or `--name=value`):
   --port PORT                 TCP port (default 6379)
@@ -77,25 +81,23 @@ fn number<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, String> {
         .map_err(|_| format!("--{name}: '{v}' is not a valid number"))
 }
 
-/// Parse the arguments after `serve` (without the program name).
-pub fn parse(args: &[String]) -> Result<Action, String> {
-    let mut cfg = ServerConfig::default();
+/// Split the command line into directives (`--name value ...`, `--name=value`); help
+/// and version requests come back as the action.
+fn cli_directives(args: &[String]) -> Result<Result<Vec<Directive>, Action>, String> {
+    let mut out = Vec::new();
     let mut i = 0;
-    let mut bind: Option<Vec<String>> = None;
-    let mut tls_port: Option<u16> = None;
-    let (mut tls_cert, mut tls_key, mut tls_ca) = (None, None, None);
-    let mut tls_auth = TlsAuthClients::Yes;
     while i < args.len() {
         let a = &args[i];
         if a == "-h" || a == "--help" {
-            return Ok(Action::Help);
+            return Ok(Err(Action::Help));
         }
         if a == "-v" || a == "--version" {
-            return Ok(Action::Version);
+            return Ok(Err(Action::Version));
         }
         let Some(opt) = a.strip_prefix("--") else {
             return Err(format!(
-                "unexpected argument '{a}' (configuration files are not supported; use --name value options)"
+                "unexpected argument '{a}' (a configuration file comes first: \
+                 xstreams serve FILE [--name value ...])"
             ));
         };
         let (name, inline) = match opt.split_once('=') {
@@ -103,15 +105,11 @@ pub fn parse(args: &[String]) -> Result<Action, String> {
             None => (opt.to_ascii_lowercase(), None),
         };
         i += 1;
-        if name == "quiet" && inline.is_none() {
-            cfg.verbose = false;
-            continue;
-        }
         // Every option takes one value, except --bind (several) and flag-like ones.
         let mut values: Vec<String> = Vec::new();
         if let Some(v) = inline {
             values.push(v);
-        } else {
+        } else if name != "quiet" {
             while i < args.len() && !(args[i].starts_with("--") && args[i].len() > 2) {
                 values.push(args[i].clone());
                 i += 1;
@@ -120,82 +118,58 @@ pub fn parse(args: &[String]) -> Result<Action, String> {
                 }
             }
         }
-        let one = |values: &[String]| -> Result<String, String> {
-            match values {
-                [v] => Ok(v.clone()),
-                [] => Err(format!("--{name} needs a value")),
-                _ => Err(format!("--{name} takes one value")),
-            }
+        out.push(Directive {
+            name,
+            values,
+            origin: None,
+        });
+    }
+    Ok(Ok(out))
+}
+
+/// Parse the arguments after `serve` (without the program name): an optional
+/// configuration file in redis.conf's format first (see [`crate::conffile`]), then
+/// `--name value` options, which override the file's directives.
+pub fn parse(args: &[String]) -> Result<Action, String> {
+    let mut directives = Vec::new();
+    let mut config_file = None;
+    let mut rest = args;
+    if let Some(first) = args.first().filter(|a| !a.starts_with('-')) {
+        let path = PathBuf::from(first);
+        directives = conffile::read(&path)?;
+        config_file = Some(path);
+        rest = &args[1..];
+    }
+    match cli_directives(rest)? {
+        Ok(d) => directives.extend(d),
+        Err(action) => return Ok(action),
+    }
+    let mut cfg = apply(&directives)?;
+    cfg.config_file = config_file;
+    Ok(Action::Serve(Box::new(cfg)))
+}
+
+/// The configuration the directives describe, in order (a later one wins).
+fn apply(directives: &[Directive]) -> Result<ServerConfig, String> {
+    let mut cfg = ServerConfig::default();
+    let mut bind: Option<Vec<String>> = None;
+    let mut tls_port: Option<u16> = None;
+    let (mut tls_cert, mut tls_key, mut tls_ca) = (None, None, None);
+    let mut tls_auth = TlsAuthClients::Yes;
+    for d in directives {
+        let at = |e: String| match &d.origin {
+            Some(o) => format!("{o}: {e}"),
+            None => e,
         };
-        match name.as_str() {
-            "port" => cfg.port = number("port", &one(&values)?)?,
-            "tls-port" => tls_port = Some(number("tls-port", &one(&values)?)?),
-            "tls-cert-file" => tls_cert = Some(PathBuf::from(one(&values)?)),
-            "tls-key-file" => tls_key = Some(PathBuf::from(one(&values)?)),
-            "tls-ca-cert-file" => tls_ca = Some(PathBuf::from(one(&values)?)),
-            "tls-auth-clients" => {
-                tls_auth = TlsAuthClients::parse(&one(&values)?)
-                    .ok_or_else(|| "--tls-auth-clients must be yes, no or optional".to_string())?
-            }
-            "bind" => {
-                let mut v: Vec<String> = Vec::new();
-                for x in &values {
-                    v.extend(x.split_whitespace().map(str::to_string));
-                }
-                if v.is_empty() {
-                    return Err("--bind needs at least one address".into());
-                }
-                bind.get_or_insert_with(Vec::new).extend(v);
-            }
-            "dir" => {
-                let d = one(&values)?;
-                cfg.dir = if d.is_empty() {
-                    None
-                } else {
-                    Some(PathBuf::from(d))
-                };
-            }
-            "appendfsync" => {
-                let v = one(&values)?;
-                cfg.appendfsync = Fsync::parse(&v)
-                    .ok_or_else(|| "--appendfsync must be always, everysec or no".to_string())?;
-            }
-            "requirepass" => {
-                let v = one(&values)?;
-                cfg.requirepass = (!v.is_empty()).then_some(v);
-            }
-            "protected-mode" => cfg.protected_mode = yes_no(&name, &one(&values)?)?,
-            "databases" => cfg.databases = number("databases", &one(&values)?)?,
-            "maxclients" => cfg.maxclients = number("maxclients", &one(&values)?)?,
-            "threads" | "io-threads" => cfg.threads = number(&name, &one(&values)?)?,
-            "enable-debug-command" => {
-                let v = one(&values)?;
-                cfg.enable_debug_command = DebugAccess::parse(&v)
-                    .ok_or_else(|| "--enable-debug-command must be no, yes or local".to_string())?;
-            }
-            "loglevel" => {
-                let v = one(&values)?.to_ascii_lowercase();
-                cfg.verbose = !matches!(v.as_str(), "warning" | "nothing");
-            }
-            "appendonly" | "save" => {
-                // Accepted for compatibility with redis-server command lines: a store
-                // with --dir is always logged; there are no RDB snapshots to schedule.
-            }
-            n if DYNAMIC_OPTIONS.contains(&n) => {
-                if values.is_empty() {
-                    return Err(format!("--{n} needs a value"));
-                }
-                cfg.dynamic_config.push((n.to_string(), values.join(" ")));
-            }
-            n if xstreams_core::config::CONFIG_NAMES.contains(&n) => {
-                let v = one(&values)?;
-                xstreams_core::Config::default()
-                    .set(n, &v)
-                    .map_err(|e| format!("--{n}: {e}"))?;
-                cfg.store_config.push((n.to_string(), v));
-            }
-            _ => return Err(format!("unknown option --{name} (see --help)")),
-        }
+        apply_one(
+            &mut cfg,
+            d,
+            &mut bind,
+            &mut tls_port,
+            (&mut tls_cert, &mut tls_key, &mut tls_ca),
+            &mut tls_auth,
+        )
+        .map_err(at)?;
     }
     if let Some(b) = bind {
         cfg.bind = b;
@@ -215,7 +189,106 @@ pub fn parse(args: &[String]) -> Result<Action, String> {
             auth_clients: tls_auth,
         });
     }
-    Ok(Action::Serve(Box::new(cfg)))
+    Ok(cfg)
+}
+
+type TlsFiles<'a> = (
+    &'a mut Option<PathBuf>,
+    &'a mut Option<PathBuf>,
+    &'a mut Option<PathBuf>,
+);
+
+fn apply_one(
+    cfg: &mut ServerConfig,
+    d: &Directive,
+    bind: &mut Option<Vec<String>>,
+    tls_port: &mut Option<u16>,
+    (tls_cert, tls_key, tls_ca): TlsFiles<'_>,
+    tls_auth: &mut TlsAuthClients,
+) -> Result<(), String> {
+    let name = &d.name;
+    let values = &d.values;
+    if name == "quiet" && values.is_empty() {
+        cfg.verbose = false;
+        return Ok(());
+    }
+    let one = |values: &[String]| -> Result<String, String> {
+        match values {
+            [v] => Ok(v.clone()),
+            [] => Err(format!("--{name} needs a value")),
+            _ => Err(format!("--{name} takes one value")),
+        }
+    };
+    match name.as_str() {
+        "port" => cfg.port = number("port", &one(values)?)?,
+        "tls-port" => *tls_port = Some(number("tls-port", &one(values)?)?),
+        "tls-cert-file" => *tls_cert = Some(PathBuf::from(one(values)?)),
+        "tls-key-file" => *tls_key = Some(PathBuf::from(one(values)?)),
+        "tls-ca-cert-file" => *tls_ca = Some(PathBuf::from(one(values)?)),
+        "tls-auth-clients" => {
+            *tls_auth = TlsAuthClients::parse(&one(values)?)
+                .ok_or_else(|| "--tls-auth-clients must be yes, no or optional".to_string())?
+        }
+        "bind" => {
+            let mut v: Vec<String> = Vec::new();
+            for x in values.iter() {
+                v.extend(x.split_whitespace().map(str::to_string));
+            }
+            if v.is_empty() {
+                return Err("--bind needs at least one address".into());
+            }
+            bind.get_or_insert_with(Vec::new).extend(v);
+        }
+        "dir" => {
+            let d = one(values)?;
+            cfg.dir = if d.is_empty() {
+                None
+            } else {
+                Some(PathBuf::from(d))
+            };
+        }
+        "appendfsync" => {
+            let v = one(values)?;
+            cfg.appendfsync = Fsync::parse(&v)
+                .ok_or_else(|| "--appendfsync must be always, everysec or no".to_string())?;
+        }
+        "requirepass" => {
+            let v = one(values)?;
+            cfg.requirepass = (!v.is_empty()).then_some(v);
+        }
+        "protected-mode" => cfg.protected_mode = yes_no(name, &one(values)?)?,
+        "databases" => cfg.databases = number("databases", &one(values)?)?,
+        "maxclients" => cfg.maxclients = number("maxclients", &one(values)?)?,
+        "threads" | "io-threads" => cfg.threads = number(name, &one(values)?)?,
+        "enable-debug-command" => {
+            let v = one(values)?;
+            cfg.enable_debug_command = DebugAccess::parse(&v)
+                .ok_or_else(|| "--enable-debug-command must be no, yes or local".to_string())?;
+        }
+        "loglevel" => {
+            let v = one(values)?.to_ascii_lowercase();
+            cfg.verbose = !matches!(v.as_str(), "warning" | "nothing");
+        }
+        "appendonly" | "save" => {
+            // Accepted for compatibility with redis-server command lines: a store
+            // with --dir is always logged; there are no RDB snapshots to schedule.
+        }
+        n if DYNAMIC_OPTIONS.contains(&n) => {
+            if values.is_empty() {
+                return Err(format!("--{n} needs a value"));
+            }
+            cfg.dynamic_config.push((n.to_string(), values.join(" ")));
+        }
+        n if xstreams_core::config::CONFIG_NAMES.contains(&n) => {
+            let v = one(values)?;
+            xstreams_core::Config::default()
+                .set(n, &v)
+                .map_err(|e| format!("--{n}: {e}"))?;
+            cfg.store_config.push((n.to_string(), v));
+        }
+        _ => return Err(format!("unknown option --{name} (see --help)")),
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -262,7 +335,8 @@ mod tests {
         assert!(p(&["--appendfsync", "sometimes"]).is_err());
         assert!(p(&["--stream-idmp-duration", "0"]).is_err());
         assert!(p(&["--nope", "1"]).is_err());
-        assert!(p(&["redis.conf"]).is_err());
+        assert!(p(&["/no/such/redis.conf"]).is_err());
+        assert!(p(&["--port", "1", "redis.conf"]).is_err());
         assert_eq!(p(&["--bind", "127.0.0.1 ::1"]).unwrap().bind.len(), 2);
     }
 
@@ -321,5 +395,39 @@ mod tests {
         assert!(p(&["--tls-port", "6380"]).is_err());
         assert!(p(&["--tls-port", "1", "--tls-auth-clients", "maybe"]).is_err());
         assert!(p(&[]).unwrap().tcp);
+    }
+
+    /// The `tls-*` settings and the rest from a file in redis.conf's format, options
+    /// after it overriding it.
+    #[test]
+    fn config_file() {
+        let dir = std::env::temp_dir().join(format!("xstreams-cli-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("redis.conf");
+        std::fs::write(
+            &file,
+            "port 0\ntls-port 6380\ntls-cert-file \"/certs/server.crt\"\n\
+             tls-key-file /certs/server.key\ntls-ca-cert-file /certs/ca.crt\n\
+             tls-auth-clients optional\nmaxmemory 20mb\nbind 127.0.0.1 ::1\n",
+        )
+        .unwrap();
+        let f = file.display().to_string();
+        let c = p(&[&f, "--tls-port", "6390"]).unwrap();
+        assert!(!c.tcp);
+        assert_eq!(c.config_file.as_deref(), Some(file.as_path()));
+        let tls = c.tls.unwrap();
+        assert_eq!(tls.port, 6390);
+        assert_eq!(tls.cert_file, PathBuf::from("/certs/server.crt"));
+        assert_eq!(tls.ca_cert_file, Some(PathBuf::from("/certs/ca.crt")));
+        assert_eq!(tls.auth_clients, TlsAuthClients::Optional);
+        assert_eq!(c.bind, vec!["127.0.0.1", "::1"]);
+        assert_eq!(c.store_config, vec![("maxmemory".into(), "20mb".into())]);
+        std::fs::write(&file, "port 1\ntls-auth-clients maybe\n").unwrap();
+        let e = p(&[&f]).unwrap_err();
+        assert!(
+            e.contains("redis.conf:2") && e.contains("tls-auth-clients"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

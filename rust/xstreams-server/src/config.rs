@@ -66,6 +66,8 @@ pub struct ServerConfig {
     pub threads: usize,
     /// Print log lines on stderr.
     pub verbose: bool,
+    /// The configuration file the server was started with (INFO's `config_file`).
+    pub config_file: Option<PathBuf>,
 }
 
 impl Default for ServerConfig {
@@ -87,6 +89,7 @@ impl Default for ServerConfig {
             tls: None,
             threads: 0,
             verbose: true,
+            config_file: None,
         }
     }
 }

@@ -18,7 +18,6 @@ pub const CLIENT_ID_POSITIVE: &str = "ERR client-id should be greater than 0";
 pub const INVALID_COMMAND: &str = "ERR Invalid command specified";
 pub const INVALID_ARG_COUNT: &str = "ERR Invalid number of arguments specified for command";
 pub const NO_KEY_ARGS: &str = "ERR The command has no key arguments";
-pub const NO_CONFIG_FILE: &str = "ERR The server is running without a config file";
 pub const SYNTAX: &str = "ERR syntax error";
 pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 pub const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
@@ -58,12 +57,6 @@ pub fn attr_chars(attr: &str) -> String {
 }
 pub fn unknown_client_type(t: &str) -> String {
     format!("ERR Unknown client type '{t}'")
-}
-pub fn config_set_unknown(name: &str) -> String {
-    format!("ERR Unknown option or number of arguments for CONFIG SET - '{name}'")
-}
-pub fn config_set_failed(name: &str, msg: &str) -> String {
-    format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {msg}")
 }
 pub fn debug_subcommand(sub: &str) -> String {
     format!("ERR unknown subcommand or wrong number of arguments for '{sub}'. Try DEBUG HELP.")

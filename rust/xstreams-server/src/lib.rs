@@ -14,11 +14,13 @@
 //!   docs, server).
 //! - `conn`: one connection: dispatch in order, blocking reads, MULTI/EXEC, socket I/O.
 //! - [`server`]: listeners, the accept loop, shutdown ([`start`]).
-//! - [`cli`]: `xstreams serve` options.
+//! - [`conffile`]: configuration files in redis.conf's format.
+//! - [`cli`]: `xstreams serve` options (and the configuration file they may name).
 #![forbid(unsafe_code)]
 
 mod admin;
 pub mod cli;
+pub mod conffile;
 pub mod config;
 mod conn;
 mod errors;
@@ -33,4 +35,4 @@ pub use config::{DebugAccess, ServerConfig, ServerError, TlsAuthClients, TlsConf
 pub use server::{start, ServerHandle};
 
 /// The Redis version the server reports (the semantics it implements).
-pub const REDIS_VERSION: &str = "8.8.0";
+pub use xstreams_core::info::REDIS_VERSION;

@@ -7,6 +7,7 @@
 //! arguments and keys in the same order as redis-server, because the first failing check
 //! decides which error the client sees.
 
+mod admin;
 pub mod args;
 mod dump;
 mod expire;
@@ -89,6 +90,8 @@ pub struct Ctx<'a> {
     /// When set, write commands are refused with this error (read-only store, or a log
     /// that could not be written).
     pub reject_writes: Option<CmdError>,
+    /// What the store knows of itself beyond the keyspace (INFO).
+    pub facts: crate::info::StoreFacts,
 }
 
 /// One record of the durable log.
@@ -120,6 +123,8 @@ pub enum LogRecord {
         group: Vec<u8>,
         id: crate::id::StreamId,
     },
+    /// A setting changed by CONFIG SET, in force for the commands that follow.
+    Config { name: String, value: String },
 }
 
 /// Commands recorded for the durable log while a command runs.
@@ -150,6 +155,7 @@ impl<'a> Ctx<'a> {
             prop: None,
             replaying: false,
             reject_writes: None,
+            facts: crate::info::StoreFacts::default(),
         }
     }
 
@@ -373,7 +379,7 @@ pub use table::{
 pub fn command_names() -> impl Iterator<Item = &'static str> {
     commands()
         .iter()
-        .filter(|c| !matches!(c.run, Run::Server(_)))
+        .filter(|c| c.runs_in(Scope::Engine))
         .map(|c| c.name)
 }
 

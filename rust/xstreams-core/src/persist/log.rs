@@ -116,6 +116,7 @@ pub fn encode_records(
                     format!("#XS:PT {} {} {id}\r\n", hex(key), hex(group)).as_bytes(),
                 );
             }
+            LogRecord::Config { name, value } => encode_config(out, name, value),
         }
     }
     if wrap {

@@ -136,7 +136,12 @@ impl Store {
                 .and_then(|j| j.failed.as_ref())
                 .map(|e| CmdError::coded(format!("MISCONF Errors writing to the AOF file: {e}")))
         };
+        let facts = crate::info::StoreFacts {
+            dirty: st.dirty,
+            blocked_clients: st.waiters.len(),
+        };
         let mut ctx = Ctx::new(&mut st.ks, db, now, protocol);
+        ctx.facts = facts;
         ctx.deny_blocking = deny_blocking;
         ctx.reject_writes = reject;
         if st.journal.is_some() {

@@ -3,43 +3,28 @@
 
 use std::sync::atomic::Ordering;
 
-use super::args::{eq, lossy};
+use super::args::eq;
 use crate::config::OutputLimit;
-use crate::errors;
-use crate::errors::SYNTAX;
 use crate::out::Out;
 use crate::session::Session;
 use crate::state::Shared;
+use xstreams_core::error::CmdError;
 
 impl Session {
     pub(super) fn config(&mut self, args: &[Vec<u8>], out: &mut Vec<u8>) {
         let sub = &args[1];
         if eq(sub, "get") {
             let params = config_params(&self.sh);
-            let mut found: Vec<(String, String)> = Vec::new();
-            for pat in &args[2..] {
-                let p = lossy(pat).to_ascii_lowercase();
-                let glob = p.contains(['*', '?', '[']);
-                for (name, value) in &params {
-                    let hit = if glob {
-                        xstreams_core::db::glob_match(p.as_bytes(), name.as_bytes())
-                    } else {
-                        *name == p
-                    };
-                    if hit && !found.iter().any(|(n, _)| n == name) {
-                        found.push((name.clone(), value.clone()));
-                    }
-                }
-            }
+            let found = xstreams_core::config::matching(&params, &args[2..]);
             let mut o = Out::new(out, self.proto);
             o.map(found.len());
             for (n, v) in found {
-                o.bulk_str(&n);
-                o.bulk_str(&v);
+                o.bulk_str(n);
+                o.bulk_str(v);
             }
         } else if eq(sub, "set") {
             if args.len() % 2 == 1 {
-                self.error(out, SYNTAX);
+                self.error(out, &CmdError::arity("config|set").0);
                 return;
             }
             match config_set(&self.sh, &args[2..]) {
@@ -50,7 +35,12 @@ impl Session {
             self.sh.stats.reset();
             out.extend_from_slice(b"+OK\r\n");
         } else if eq(sub, "rewrite") {
-            self.error(out, errors::NO_CONFIG_FILE);
+            let e = if self.sh.cfg.config_file.is_some() {
+                xstreams_core::error::CONFIG_REWRITE_UNSUPPORTED
+            } else {
+                xstreams_core::error::NO_CONFIG_FILE
+            };
+            self.error(out, e);
         } else if eq(sub, "help") {
             Out::new(out, self.proto).help(
                 "CONFIG",
@@ -236,33 +226,14 @@ fn parse_mem(v: &str, lo: i64) -> Result<i64, String> {
 /// CONFIG SET name value [name value ...]: all or nothing, with redis-server's errors.
 pub fn config_set(sh: &Shared, pairs: &[Vec<u8>]) -> Result<(), String> {
     let known: Vec<String> = config_params(sh).into_iter().map(|(n, _)| n).collect();
-    let mut names: Vec<String> = Vec::new();
-    let mut err: Option<String> = None;
-    for p in pairs.chunks(2) {
-        let name = String::from_utf8_lossy(&p[0]).to_ascii_lowercase();
-        if !known.contains(&name) {
-            return Err(errors::config_set_unknown(&String::from_utf8_lossy(&p[0])));
-        }
-        if err.is_none() {
-            if IMMUTABLE.contains(&name.as_str()) {
-                err = Some(errors::config_set_failed(
-                    &String::from_utf8_lossy(&p[0]),
-                    "can't set immutable config",
-                ));
-            } else if names.contains(&name) {
-                err = Some(errors::config_set_failed(
-                    &String::from_utf8_lossy(&p[0]),
-                    "duplicate parameter",
-                ));
-            }
-        }
-        names.push(name);
-    }
-    if let Some(e) = err {
-        return Err(e);
-    }
+    let names = xstreams_core::config::check_set_names(
+        pairs,
+        |n| known.iter().any(|k| k == n),
+        |n| IMMUTABLE.contains(&n),
+    )
+    .map_err(|e| e.0)?;
     // Validate every value before applying any.
-    let fail = |name: &str, msg: String| errors::config_set_failed(name, &msg);
+    let fail = |name: &str, msg: String| CmdError::config_set_failed(name, &msg).0;
     let mut dynamic = sh.dynamic.lock().unwrap().clone();
     let mut store_sets: Vec<(String, String)> = Vec::new();
     let mut inert_sets: Vec<(String, String)> = Vec::new();
@@ -295,7 +266,7 @@ pub fn config_set(sh: &Shared, pairs: &[Vec<u8>]) -> Result<(), String> {
                 Ok(())
             }
         };
-        r.map_err(|m| fail(name, m))?;
+        r.map_err(|m| fail(&String::from_utf8_lossy(&p[0]), m))?;
     }
     for (n, v) in store_sets {
         sh.store.config_set(&n, &v).map_err(|m| fail(&n, m))?;

@@ -115,6 +115,9 @@ pub enum Run {
     Engine(Handler),
     /// A connection-level command of the server.
     Server(ServerCmd),
+    /// A command both run: the embedded store with the engine handler, the server with
+    /// its own fuller answer (INFO's connections, CONFIG's server parameters).
+    Shared(Handler, ServerCmd),
     /// A container: its subcommands run.
     Container,
 }
@@ -195,7 +198,7 @@ impl CommandSpec {
     /// The engine handler, if the engine runs this command.
     pub fn handler(&self) -> Option<Handler> {
         match self.run {
-            Run::Engine(h) => Some(h),
+            Run::Engine(h) | Run::Shared(h, _) => Some(h),
             _ => None,
         }
     }
@@ -203,9 +206,15 @@ impl CommandSpec {
     /// The server command, if the server runs this command.
     pub fn server_cmd(&self) -> Option<ServerCmd> {
         match self.run {
-            Run::Server(s) => Some(s),
+            Run::Server(s) | Run::Shared(_, s) => Some(s),
             _ => None,
         }
+    }
+
+    /// Can a caller of `scope` run this command (the embedded engine does not know the
+    /// server's connection-level commands)?
+    pub fn runs_in(&self, scope: Scope) -> bool {
+        scope == Scope::Server || !matches!(self.run, Run::Server(_))
     }
 
     /// Does `argc` (name included) satisfy the arity?
@@ -427,7 +436,7 @@ pub fn resolve<A: AsRef<[u8]>>(args: &[A], scope: Scope) -> Result<Resolved, Unr
     };
     let ix = index();
     let base = ix.all[pos];
-    if scope == Scope::Engine && matches!(base.run, Run::Server(_)) {
+    if !base.runs_in(scope) {
         return Err(unknown());
     }
     let first_slot = ix.first_slot[pos];
@@ -517,6 +526,11 @@ pub(crate) const fn engine(mut c: CommandSpec, h: Handler) -> CommandSpec {
 
 pub(crate) const fn srv(mut c: CommandSpec, s: ServerCmd) -> CommandSpec {
     c.run = Run::Server(s);
+    c
+}
+
+pub(crate) const fn shared(mut c: CommandSpec, h: Handler, s: ServerCmd) -> CommandSpec {
+    c.run = Run::Shared(h, s);
     c
 }
 

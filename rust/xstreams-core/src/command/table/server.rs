@@ -1,7 +1,9 @@
 //! The connection-level and server commands' rows: in the one table so that `COMMAND`
 //! lists them and resolution is one, run by the RESP server ([`ServerCmd`]); the embedded
-//! store answers them as unknown commands.
+//! store answers them as unknown commands, but for INFO and CONFIG, which it answers
+//! itself ([`Run::Shared`]).
 
+use super::super::admin;
 use super::f::*;
 use super::*;
 
@@ -241,7 +243,7 @@ static COMMAND_SUBS: [CommandSpec; 6] = [
 ];
 
 static CONFIG_SUBS: [CommandSpec; 5] = [
-    srv(
+    shared(
         m(
             "get",
             -3,
@@ -251,9 +253,10 @@ static CONFIG_SUBS: [CommandSpec; 5] = [
             "2.0.0",
             "Returns the effective values of configuration parameters.",
         ),
+        admin::config_get,
         ServerCmd::Config,
     ),
-    srv(
+    shared(
         m(
             "help",
             2,
@@ -263,9 +266,10 @@ static CONFIG_SUBS: [CommandSpec; 5] = [
             "5.0.0",
             "Returns helpful text about the different subcommands.",
         ),
+        admin::config_help,
         ServerCmd::Config,
     ),
-    srv(
+    shared(
         tips(
             m(
                 "resetstat",
@@ -278,9 +282,10 @@ static CONFIG_SUBS: [CommandSpec; 5] = [
             ),
             ALL_NODES_OK,
         ),
+        admin::config_resetstat,
         ServerCmd::Config,
     ),
-    srv(
+    shared(
         tips(
             m(
                 "rewrite",
@@ -293,9 +298,10 @@ static CONFIG_SUBS: [CommandSpec; 5] = [
             ),
             ALL_NODES_OK,
         ),
+        admin::config_rewrite,
         ServerCmd::Config,
     ),
-    srv(
+    shared(
         tips(
             m(
                 "set",
@@ -308,6 +314,7 @@ static CONFIG_SUBS: [CommandSpec; 5] = [
             ),
             ALL_NODES_OK,
         ),
+        admin::config_set,
         ServerCmd::Config,
     ),
 ];
@@ -385,8 +392,8 @@ pub(super) static ROWS: &[CommandSpec] = &[
     srv(m("discard", 1, &[NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY], &["TRANSACTION"], "transactions", "2.0.0", "Discards a transaction."), ServerCmd::Discard),
     srv(m("shutdown", -1, &[ADMIN, NOSCRIPT, LOADING, STALE, NO_MULTI, ALLOW_BUSY], &[], "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server."), ServerCmd::Shutdown),
     srv(tips(subs(m("command", -1, &[LOADING, STALE], CONN, "server", "2.8.13", "Returns detailed information about all commands."), &COMMAND_SUBS), &["NONDETERMINISTIC_OUTPUT_ORDER"]), ServerCmd::Command),
-    srv(tips(m("info", -1, &[LOADING, STALE], &["DANGEROUS"], "server", "1.0.0", "Returns information and statistics about the server."), &["NONDETERMINISTIC_OUTPUT", "REQUEST_POLICY:ALL_SHARDS", "RESPONSE_POLICY:SPECIAL"]), ServerCmd::Info),
-    srv(container("config", "server", "2.0.0", "A container for server configuration commands.", &CONFIG_SUBS), ServerCmd::Config),
+    shared(tips(m("info", -1, &[LOADING, STALE], &["DANGEROUS"], "server", "1.0.0", "Returns information and statistics about the server."), &["NONDETERMINISTIC_OUTPUT", "REQUEST_POLICY:ALL_SHARDS", "RESPONSE_POLICY:SPECIAL"]), admin::info, ServerCmd::Info),
+    container("config", "server", "2.0.0", "A container for server configuration commands.", &CONFIG_SUBS),
     srv(doc_flags(m("debug", -2, &[ADMIN, NOSCRIPT, LOADING, STALE, PROTECTED], &[], "server", "1.0.0", "A container for debugging commands."), &["SYSCMD"]), ServerCmd::Debug),
     srv(container("function", "scripting", "7.0.0", "A container for function commands.", &FUNCTION_SUBS), ServerCmd::Function),
     srv(container("script", "scripting", "2.6.0", "A container for Lua scripts management commands.", &SCRIPT_SUBS), ServerCmd::Script),

@@ -145,11 +145,30 @@ class _DedupPartition:
         import pyarrow.compute as pc
 
         import xstreams
+        from xstreams import _xstreams
 
         id_type = pa.large_string() if self.large else pa.string()
         got = [b for b in batches if b.num_rows]
         if not got:
             return
+        if self.iid is not None:
+            # The Rust kernel: one call for the partition, the input columns passed through.
+            out = _xstreams._idmp_dedup(
+                got,
+                self.producer,
+                self.iid,
+                self.time,
+                self.ties[0],
+                self.duration,
+                self.maxsize,
+                self.keep == "first",
+                self.large,
+            )
+            if out is not None:
+                yield from out
+                return
+            # Input it does not take (nulls, other types, rows XADD refuses): the store's
+            # path below gives the same answers and the store's errors.
         table = self._sorted(pa.Table.from_batches(got))
         del got
         store = xstreams.Store(

@@ -255,7 +255,7 @@ pub const EXPIRE_CYCLE_PERIOD_MS: i64 = 100;
 /// store's log sweeps at the same instants whatever command came first (a server's cron
 /// is phased by its start; any phase is one redis-server could have). A clock that moved
 /// back by more than a period restarts at its latest tick.
-fn due_tick(next: &mut Option<i64>, now: i64, period: i64) -> Option<i64> {
+pub(crate) fn due_tick(next: &mut Option<i64>, now: i64, period: i64) -> Option<i64> {
     if let Some(at) = *next {
         if now < at && now >= at.saturating_sub(period) {
             return None;

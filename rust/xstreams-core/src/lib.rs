@@ -13,6 +13,7 @@
 //!   NACK zone, and consumers.
 //! - [`idmp`]: idempotent producers (XADD IDMP / IDMPAUTO).
 //! - [`db`]: the keyspace (streams and a minimal string type).
+//! - [`dedup`]: IDMP answers for whole producer histories without a store (Spark dedup).
 //! - [`command`]: parsing, execution and replies of every command.
 //! - [`read`]: typed results of the reading commands (a sink per consumer: replies,
 //!   Arrow-shaped batches) and the MAXCOUNT / MAXSIZE budget.
@@ -28,6 +29,7 @@ pub mod clock;
 pub mod command;
 pub mod config;
 pub mod db;
+pub mod dedup;
 pub mod error;
 pub mod group;
 pub mod id;

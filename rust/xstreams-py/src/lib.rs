@@ -11,6 +11,7 @@ mod client_hot;
 mod client_pipeline;
 mod client_sink;
 mod convert;
+mod dedup;
 mod errors;
 mod inspect;
 mod rdb;
@@ -42,5 +43,6 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay::_replay_plan, m)?)?;
     m.add_function(wrap_pyfunction!(replay::_replay_read, m)?)?;
     m.add_class::<replay::ReplayStore>()?;
+    m.add_function(wrap_pyfunction!(dedup::_idmp_dedup, m)?)?;
     Ok(())
 }

@@ -285,7 +285,7 @@ pub(super) fn src_values<'a>(src: &'a Src, out: &mut Vec<Option<&'a [u8]>>) {
 }
 
 /// Per-row command times in ms from an integer, timestamp or date column.
-pub(super) fn times_ms(batches: &[RecordBatch], idx: usize, name: &str) -> PyResult<Vec<i64>> {
+pub(crate) fn times_ms(batches: &[RecordBatch], idx: usize, name: &str) -> PyResult<Vec<i64>> {
     let mut out = Vec::new();
     for b in batches {
         let arr = b.column(idx);

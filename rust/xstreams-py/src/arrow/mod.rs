@@ -14,6 +14,7 @@ mod entries;
 mod read;
 mod xadd;
 
+pub(crate) use columns::times_ms;
 pub use entries::{entries_to_py_list, schema_arg, EntriesShape};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};

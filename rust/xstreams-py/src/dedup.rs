@@ -1,0 +1,302 @@
+//! `_idmp_dedup`: the kernel of `xstreams.spark.dedup` (IID mode) for one Spark partition,
+//! Arrow in and Arrow out, one call per partition.
+//!
+//! It groups the rows by producer, sorts each producer's rows by (time, tie column, input
+//! position) -- the order the Python reference sorts them in -- and asks
+//! [`xstreams_core::dedup::IdmpDedup`] for each row's XADD IDMP answer. The input batches
+//! come back as they are (no copy of their columns), with `entry_id`, `duplicate` and
+//! `original_id` appended; with `keep_first` only the rows that are not duplicates, with
+//! `entry_id`.
+//!
+//! Input the kernel does not take (nulls in the producer, time or IID columns, an empty
+//! producer or IID, other column types, a row the XADD would refuse) makes it return
+//! `None`: the caller then runs the general path (`Store.xadd_batch`), which gives the
+//! same answers and the store's errors.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::*;
+use arrow_array::{Array, ArrayRef, BooleanArray, LargeStringArray, RecordBatch, StringArray};
+use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, Schema};
+use hashbrown::HashMap;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use pyo3_arrow::PyRecordBatch;
+use xstreams_core::dedup::IdmpDedup;
+use xstreams_core::StreamId;
+
+use crate::arrow::times_ms;
+
+fn value_err(e: impl ToString) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// The values of a string or binary column across batches; `None` if it has nulls or
+/// another type.
+fn byte_values<'a>(batches: &'a [RecordBatch], idx: usize, out: &mut Vec<&'a [u8]>) -> bool {
+    for b in batches {
+        let arr = b.column(idx);
+        if arr.null_count() > 0 {
+            return false;
+        }
+        match arr.data_type() {
+            DataType::Utf8 => {
+                out.extend(arr.as_string::<i32>().iter().flatten().map(str::as_bytes))
+            }
+            DataType::LargeUtf8 => {
+                out.extend(arr.as_string::<i64>().iter().flatten().map(str::as_bytes))
+            }
+            DataType::Utf8View => {
+                out.extend(arr.as_string_view().iter().flatten().map(str::as_bytes))
+            }
+            DataType::Binary => out.extend(arr.as_binary::<i32>().iter().flatten()),
+            DataType::LargeBinary => out.extend(arr.as_binary::<i64>().iter().flatten()),
+            DataType::BinaryView => out.extend(arr.as_binary_view().iter().flatten()),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// A tie column (other than the IID): integers, timestamps and dates as their stored
+/// integer, strings and binary as bytes; nulls first, as the reference sorts.
+enum Tie<'a> {
+    Ints(Vec<Option<i64>>),
+    Bytes(Vec<Option<&'a [u8]>>),
+}
+
+fn tie_values<'a>(batches: &'a [RecordBatch], idx: usize) -> Option<Tie<'a>> {
+    let first = batches.first()?.column(idx).data_type().clone();
+    macro_rules! ints {
+        ($t:ty) => {{
+            let mut v = Vec::new();
+            for b in batches {
+                let a = b.column(idx).as_primitive::<$t>();
+                v.extend(a.iter().map(|x| x.map(|x| x as i64)));
+            }
+            Some(Tie::Ints(v))
+        }};
+    }
+    macro_rules! bytes {
+        ($e:expr) => {{
+            let mut v = Vec::new();
+            for b in batches {
+                let a = b.column(idx);
+                #[allow(clippy::redundant_closure_call)]
+                v.extend(($e)(a));
+            }
+            Some(Tie::Bytes(v))
+        }};
+    }
+    use DataType::*;
+    match first {
+        Int8 => ints!(Int8Type),
+        Int16 => ints!(Int16Type),
+        Int32 => ints!(Int32Type),
+        Int64 => ints!(Int64Type),
+        UInt8 => ints!(UInt8Type),
+        UInt16 => ints!(UInt16Type),
+        UInt32 => ints!(UInt32Type),
+        Date32 => ints!(Date32Type),
+        Date64 => ints!(Date64Type),
+        Timestamp(arrow_schema::TimeUnit::Second, _) => ints!(TimestampSecondType),
+        Timestamp(arrow_schema::TimeUnit::Millisecond, _) => ints!(TimestampMillisecondType),
+        Timestamp(arrow_schema::TimeUnit::Microsecond, _) => ints!(TimestampMicrosecondType),
+        Timestamp(arrow_schema::TimeUnit::Nanosecond, _) => ints!(TimestampNanosecondType),
+        Utf8 => bytes!(|a: &'a ArrayRef| a.as_string::<i32>().iter().map(|x| x.map(str::as_bytes))),
+        LargeUtf8 => {
+            bytes!(|a: &'a ArrayRef| a.as_string::<i64>().iter().map(|x| x.map(str::as_bytes)))
+        }
+        Binary => bytes!(|a: &'a ArrayRef| a.as_binary::<i32>().iter()),
+        LargeBinary => bytes!(|a: &'a ArrayRef| a.as_binary::<i64>().iter()),
+        _ => None,
+    }
+}
+
+/// Row numbers grouped by producer (first-seen order), each group sorted by (time, tie,
+/// row): the order the reference's stable sort by (producer, time, tie) gives within a
+/// producer.
+fn producer_order(
+    pids: &[&[u8]],
+    times: &[i64],
+    tie: &dyn Fn(u32, u32) -> std::cmp::Ordering,
+) -> (Vec<u32>, Vec<usize>) {
+    let mut index: HashMap<&[u8], u32> = HashMap::new();
+    let mut group: Vec<u32> = Vec::with_capacity(pids.len());
+    for p in pids {
+        let n = index.len() as u32;
+        group.push(*index.entry(p).or_insert(n));
+    }
+    let mut starts = vec![0usize; index.len() + 1];
+    for &g in &group {
+        starts[g as usize + 1] += 1;
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let mut fill = starts.clone();
+    let mut order = vec![0u32; pids.len()];
+    for (row, &g) in group.iter().enumerate() {
+        order[fill[g as usize]] = row as u32;
+        fill[g as usize] += 1;
+    }
+    for w in starts.windows(2) {
+        order[w[0]..w[1]].sort_unstable_by(|&a, &b| {
+            times[a as usize]
+                .cmp(&times[b as usize])
+                .then_with(|| tie(a, b))
+                .then(a.cmp(&b))
+        });
+    }
+    (order, starts)
+}
+
+/// Entry IDs as `<ms>-<seq>` text for the rows `rows` of `ids`.
+fn id_strings(ids: &[StreamId], rows: impl Iterator<Item = usize>, large: bool) -> ArrayRef {
+    let mut data = Vec::with_capacity(ids.len() * 16);
+    let mut offsets: Vec<i64> = Vec::with_capacity(ids.len() + 1);
+    offsets.push(0);
+    let mut buf = itoa::Buffer::new();
+    for r in rows {
+        let id = ids[r];
+        data.extend_from_slice(buf.format(id.ms).as_bytes());
+        data.push(b'-');
+        data.extend_from_slice(buf.format(id.seq).as_bytes());
+        offsets.push(data.len() as i64);
+    }
+    let data = Buffer::from_vec(data);
+    if large {
+        let off = OffsetBuffer::new(ScalarBuffer::from(offsets));
+        Arc::new(LargeStringArray::new(off, data, None))
+    } else {
+        let off: Vec<i32> = offsets.into_iter().map(|o| o as i32).collect();
+        Arc::new(StringArray::new(
+            OffsetBuffer::new(ScalarBuffer::from(off)),
+            data,
+            None,
+        ))
+    }
+}
+
+/// Dedup one partition (see the module docs). `None`: input the kernel does not take.
+#[pyfunction]
+#[pyo3(signature = (batches, producer, iid, time, tie, duration, maxsize, keep_first, large))]
+#[allow(clippy::too_many_arguments)]
+pub fn _idmp_dedup<'py>(
+    py: Python<'py>,
+    batches: Vec<PyRecordBatch>,
+    producer: &str,
+    iid: &str,
+    time: &str,
+    tie: &str,
+    duration: u64,
+    maxsize: u64,
+    keep_first: bool,
+    large: bool,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let batches: Vec<RecordBatch> = batches.into_iter().map(|b| b.into_inner()).collect();
+    let Some(first) = batches.first() else {
+        return Ok(Some(PyList::empty(py)));
+    };
+    let schema = first.schema();
+    let col = |name: &str| {
+        schema
+            .index_of(name)
+            .map_err(|_| value_err(format!("column {name:?} is not in the batch")))
+    };
+    let (p_idx, i_idx, t_idx, tie_idx) = (col(producer)?, col(iid)?, col(time)?, col(tie)?);
+    if batches.iter().any(|b| b.schema() != schema) {
+        return Ok(None);
+    }
+    let n: usize = batches.iter().map(|b| b.num_rows()).sum();
+    if n > u32::MAX as usize {
+        return Ok(None);
+    }
+    let mut pids = Vec::with_capacity(n);
+    let mut iids = Vec::with_capacity(n);
+    if !byte_values(&batches, p_idx, &mut pids) || !byte_values(&batches, i_idx, &mut iids) {
+        return Ok(None);
+    }
+    if pids.iter().any(|p| p.is_empty()) {
+        return Ok(None);
+    }
+    let Ok(times) = times_ms(&batches, t_idx, time) else {
+        return Ok(None);
+    };
+    let tie_vals = if tie_idx == i_idx {
+        None
+    } else {
+        match tie_values(&batches, tie_idx) {
+            Some(t) => Some(t),
+            None => return Ok(None),
+        }
+    };
+    let tie_cmp = |a: u32, b: u32| -> std::cmp::Ordering {
+        let (a, b) = (a as usize, b as usize);
+        match &tie_vals {
+            None => iids[a].cmp(iids[b]),
+            Some(Tie::Ints(v)) => v[a].cmp(&v[b]),
+            Some(Tie::Bytes(v)) => v[a].cmp(&v[b]),
+        }
+    };
+    let (order, starts) = producer_order(&pids, &times, &tie_cmp);
+    let field_len = iid.len() as u64;
+    let mut kernel = IdmpDedup::new(duration, maxsize);
+    let mut ids = vec![StreamId::MIN; n];
+    let mut dup = vec![false; n];
+    for w in starts.windows(2) {
+        kernel.next_producer();
+        for &row in &order[w[0]..w[1]] {
+            let r = row as usize;
+            match kernel.add(times[r], iids[r], field_len + iids[r].len() as u64) {
+                Ok(o) => {
+                    ids[r] = o.id;
+                    dup[r] = o.duplicate;
+                }
+                Err(_) => return Ok(None),
+            }
+        }
+    }
+    // Output: the input batches with the answers appended.
+    let id_type = if large {
+        DataType::LargeUtf8
+    } else {
+        DataType::Utf8
+    };
+    let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
+    fields.push(Arc::new(Field::new("entry_id", id_type.clone(), true)));
+    if !keep_first {
+        fields.push(Arc::new(Field::new("duplicate", DataType::Boolean, true)));
+        fields.push(Arc::new(Field::new("original_id", id_type, true)));
+    }
+    let out_schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    let out = PyList::empty(py);
+    let mut base = 0usize;
+    for b in &batches {
+        let len = b.num_rows();
+        let rows = base..base + len;
+        let batch = if keep_first {
+            let keep = BooleanArray::from_iter(dup[rows.clone()].iter().map(|d| Some(!d)));
+            let kept = arrow_select::filter::filter_record_batch(b, &keep).map_err(value_err)?;
+            let idcol = id_strings(&ids, rows.filter(|&r| !dup[r]), large);
+            let mut cols = kept.columns().to_vec();
+            cols.push(idcol);
+            RecordBatch::try_new(out_schema.clone(), cols).map_err(value_err)?
+        } else {
+            let idcol = id_strings(&ids, rows.clone(), large);
+            let mut cols = b.columns().to_vec();
+            cols.push(idcol.clone());
+            cols.push(Arc::new(BooleanArray::from(dup[rows].to_vec())));
+            cols.push(idcol);
+            RecordBatch::try_new(out_schema.clone(), cols).map_err(value_err)?
+        };
+        base += len;
+        if batch.num_rows() > 0 {
+            out.append(PyRecordBatch::new(batch).into_pyarrow(py)?)?;
+        }
+    }
+    Ok(Some(out))
+}

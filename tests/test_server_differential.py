@@ -1,5 +1,5 @@
-"""The differential suite through ``xstreams serve``: the streams, groups and long-stream
-families of tests/differential run against redis-server (the oracle) and against the
+"""The differential suite through ``xstreams serve``: the streams, groups, long-stream
+and expiry families of tests/differential run against redis-server (the oracle) and against the
 server over RESP, with the same variants (node limits x RESP2/RESP3) and seeds as the
 in-process runs, and must get the same replies."""
 
@@ -60,3 +60,8 @@ def test_server_groups(pair, variant, seed):
 @pytest.mark.parametrize(("variant", "seed"), cases(2, 1))
 def test_server_long_streams(pair, variant, seed):
     _run(pair, "nodes", variant, seed, 2 * COMMANDS)
+
+
+@pytest.mark.parametrize(("variant", "seed"), cases(3, 1))
+def test_server_expiry(pair, variant, seed):
+    _run(pair, "expiry", variant, seed, COMMANDS)

@@ -42,12 +42,14 @@ StreamID = Tuple[int, int]
 
 @dataclass(frozen=True)
 class TimeArg:
-    """An absolute time argument: the sequence's base time plus ``offset_ms``."""
+    """An absolute time argument: the sequence's base time plus ``offset_ms``, in ms
+    (``unit_ms`` 1) or whole seconds (``unit_ms`` 1000)."""
 
     offset_ms: int
+    unit_ms: int = 1
 
     def resolve(self, base_ms: int) -> bytes:
-        return str(base_ms + self.offset_ms).encode()
+        return str((base_ms + self.offset_ms) // self.unit_ms).encode()
 
 
 Arg = Union[bytes, TimeArg]
@@ -80,8 +82,11 @@ class Cmd:
         out = []
         for a in self.args:
             if isinstance(a, TimeArg):
+                unit = "" if a.unit_ms == 1 else "/1000"
                 out.append(
-                    a.resolve(base_ms).decode() if base_ms is not None else f"<now{a.offset_ms:+d}>"
+                    a.resolve(base_ms).decode()
+                    if base_ms is not None
+                    else f"<(now{a.offset_ms:+d}){unit}>"
                 )
                 continue
             if len(a) > 60 and len(set(a)) == 1:
@@ -257,10 +262,22 @@ NODES_FAMILY: Dict[str, float] = {
     "XREVRANGE": 3, "XLEN": 2, "XREAD": 2, "XSETID": 0.5, "DEL": 0.05,
 }  # fmt: skip
 
+# Streams and strings with expiry times, serialized, renamed and copied (see
+# gen_keyspace.py for the time rules that keep both sides deterministic).
+EXPIRY_FAMILY: Dict[str, float] = {
+    "XADD": 16, "XLEN": 1, "XRANGE": 2, "XREAD": 1, "XINFO STREAM": 1.5, "XGROUP CREATE": 1.5,
+    "XREADGROUP": 2, "XACK": 0.5, "DEL": 1, "EXISTS": 1, "TYPE": 1, "KEYS": 0.5, "SCAN": 0.5,
+    "DBSIZE": 0.5, "FLUSHALL": 0.1, "SET": 1, "GET": 1,
+    "EXPIRE": 4, "PEXPIRE": 3, "EXPIREAT": 3, "PEXPIREAT": 3, "TTL": 4, "PTTL": 4,
+    "EXPIRETIME": 2, "PEXPIRETIME": 2, "PERSIST": 3, "SET EX": 4, "DUMP": 3, "RESTORE": 4,
+    "UNLINK": 1, "RENAME": 2, "RENAMENX": 1, "COPY": 2,
+}  # fmt: skip
+
 FAMILIES: Dict[str, Dict[str, float]] = {
     "streams": STREAM_FAMILY,
     "groups": GROUP_FAMILY,
     "nodes": NODES_FAMILY,
+    "expiry": EXPIRY_FAMILY,
 }
 
 
@@ -283,9 +300,13 @@ class GenConfig:
     trim_rate: Optional[float] = None  # XADD with MAXLEN/MINID (default per family)
 
 
-class Generator:
+from .gen_keyspace import KeyspaceGenerators, races_the_clock  # noqa: E402 - uses the names above
+
+
+class Generator(KeyspaceGenerators):
     def __init__(self, seed: int, config: Optional[GenConfig] = None) -> None:
         self.rng = random.Random(seed)
+        self.payloads: List[bytes] = []
         self.cfg = config or GenConfig()
         weights = self.cfg.weights or FAMILIES[self.cfg.family]
         self.names = list(weights)
@@ -446,6 +467,8 @@ class Generator:
             cmd.write = cmd.write or cmd.name in WRITE_COMMANDS
             if self.cfg.avoid_oracle_bugs and self.hits_oracle_bug(cmd):
                 continue
+            if races_the_clock(cmd):
+                continue
             return cmd
         return Cmd([b"PING"], "PING")
 
@@ -468,6 +491,7 @@ class Generator:
         """Called by the runner with the oracle's reply, before the model refresh."""
         if cmd.name == "XGROUP DESTROY" and getattr(oracle_reply, "value", None) == 1:
             self.acked_tainted.update(cmd.keys)
+        self.observe_payload(cmd, oracle_reply)
 
     def forget_missing_keys(self) -> None:
         for k, m in self.model.keys.items():
@@ -964,13 +988,17 @@ SUBCOMMANDS = {
 KNOWN_COMMANDS = {b"XADD", b"XLEN", b"XRANGE", b"XREVRANGE", b"XDEL", b"XDELEX", b"XTRIM",
                   b"XSETID", b"XREAD", b"XREADGROUP", b"XACK", b"XACKDEL", b"XPENDING",
                   b"XCLAIM", b"XAUTOCLAIM", b"XINFO", b"XGROUP", b"DEL", b"EXISTS", b"TYPE",
-                  b"KEYS", b"SCAN", b"DBSIZE", b"FLUSHALL", b"PING", b"SET", b"GET"}  # fmt: skip
+                  b"KEYS", b"SCAN", b"DBSIZE", b"FLUSHALL", b"PING", b"SET", b"GET",
+                  b"EXPIRE", b"PEXPIRE", b"EXPIREAT", b"PEXPIREAT", b"TTL", b"PTTL",
+                  b"EXPIRETIME", b"PEXPIRETIME", b"PERSIST", b"DUMP", b"RESTORE", b"UNLINK",
+                  b"RENAME", b"RENAMENX", b"COPY"}  # fmt: skip
 
 
 WRITE_COMMANDS = {"XADD", "XDEL", "XDELEX", "XTRIM", "XSETID", "XREADGROUP", "XACK", "XACKDEL",
                   "XCLAIM", "XAUTOCLAIM", "XGROUP", "XGROUP CREATE", "XGROUP SETID",
                   "XGROUP DESTROY", "XGROUP CREATECONSUMER", "XGROUP DELCONSUMER", "DEL",
-                  "FLUSHALL", "SET"}  # fmt: skip
+                  "FLUSHALL", "SET", "EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "PERSIST",
+                  "RESTORE", "UNLINK", "RENAME", "RENAMENX", "COPY"}  # fmt: skip
 
 
 def canonical_name(args: Sequence[Arg]) -> str:

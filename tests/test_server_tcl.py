@@ -18,10 +18,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import pytest
 from server_support import ServerProcess, require_serve
@@ -91,6 +92,28 @@ def failure_report(output: str) -> str:
     return "\n".join(keep) if keep else "\n".join(lines[-60:])
 
 
+def run_suite(argv: List[str], cwd: Path) -> Tuple[int, str]:
+    """Run runtest in a process group of its own, killed whole if it overruns (runtest is
+    a shell script whose tclsh children would otherwise outlive it)."""
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
+    try:
+        output, _ = proc.communicate(timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+        pytest.fail(f"runtest did not finish in {RUN_TIMEOUT}s:\n{failure_report(output)}")
+    return proc.returncode, output
+
+
 def test_redis_stream_tcl_suite_passes(tmp_path):
     src = suite_dir()
     if src is None:
@@ -111,27 +134,18 @@ def test_redis_stream_tcl_suite_passes(tmp_path):
         for name in LIST_TESTS:
             argv += ["--skiptest", name]
         start = time.monotonic()
-        proc = subprocess.run(
-            argv,
-            cwd=work,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            errors="replace",
-            timeout=RUN_TIMEOUT,
-        )
+        returncode, output = run_suite(argv, work)
         elapsed = time.monotonic() - start
         server_log = srv.log()
-    res = parse(proc.stdout)
+    res = parse(output)
     counts = {k: len(v) for k, v in res.items()}
-    print(f"runtest exit {proc.returncode} in {elapsed:.0f}s: {counts}")
+    print(f"runtest exit {returncode} in {elapsed:.0f}s: {counts}")
     problems = res.get("err", []) + res.get("exception", []) + res.get("TIMEOUT", [])
-    detail = f"{failure_report(proc.stdout)}\n--- server log tail ---\n{server_log[-2000:]}"
+    detail = f"{failure_report(output)}\n--- server log tail ---\n{server_log[-2000:]}"
     assert not problems, f"{len(problems)} failed: {problems}\n{detail}"
     assert sorted(res.get("skip", [])) == sorted(LIST_TESTS), detail
     assert counts.get("ok", 0) == EXPECTED_OK, (
         f"{counts.get('ok', 0)} passed, {EXPECTED_OK} expected "
         f"(as against redis-server 8.8)\n{detail}"
     )
-    assert proc.returncode == 0, detail
+    assert returncode == 0, detail

@@ -284,3 +284,27 @@ def test_mutated_payloads_error_or_restore_valid_streams(r):
         store.validate()
     except Exception as e:  # pragma: no cover - the failure message names the seed
         raise AssertionError(f"seed {seed}: {e}") from e
+
+
+def test_pre_7_0_empty_stream_payload_as_redis(r):
+    """A stream as Redis <= 6.2 dumped it (RDB type 15: no first ID, entries added or
+    group read counters), empty, with two groups: both servers load it alike (redis-server
+    records the maximal ID as its first ID), and 8.8's own DUMP of it restores here."""
+
+    def s(b):
+        return bytes([len(b)]) + b
+
+    body = bytes([15, 0, 0, 5, 0, 2])  # type, no nodes, length 0, last ID 5-0, 2 groups
+    body += s(b"g1") + bytes([0, 0, 0, 0])  # last ID 0-0, empty PEL, no consumers
+    body += s(b"g2") + bytes([5, 0, 0, 0])  # last ID 5-0
+    payload = body + (9).to_bytes(2, "little") + bytes(8)  # RDB 9, no checksum
+    store = xstreams.Store()
+    r.execute_command("RESTORE", "s", 0, payload)
+    store.execute_command("RESTORE", "s", 0, payload)
+    expected = redis_views(r)
+    assert store_views(store) == expected
+    assert b"18446744073709551615-18446744073709551615" in expected[1]
+    fresh = xstreams.Store()
+    fresh.execute_command("RESTORE", "s", 0, r.dump("s"))
+    assert store_views(fresh) == expected
+    fresh.validate()

@@ -346,6 +346,60 @@ def test_sink_exactly_once_after_a_kill_mid_batch(
     assert got == list(range(600))
 
 
+def test_sink_commit_writes_typed_rows_as_the_per_row_commands(tmp_path):
+    """The path sink's commit appends typed columns with one ``xadd_batch`` call: the
+    stream gets the entries the per-row XADD commands give (fields in column order,
+    values converted alike, nulls left out, IDMP duplicates dropped, trimming), the
+    marker once, and a re-run batch is skipped."""
+    import pyarrow as pa
+    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
+    from xstreams.spark_sink import SinkMessage, StreamWriter
+
+    schema = StructType(
+        [StructField("pid", StringType()), StructField("iid", StringType()),
+         StructField("n", LongType()), StructField("x", DoubleType())]
+    )  # fmt: skip
+
+    def table(lo: int, hi: int) -> Any:
+        ids = range(lo, hi)
+        return pa.table(
+            {
+                "pid": [f"p{i % 4}" for i in ids],
+                "iid": [f"e{i % 40}" for i in ids],  # 40 (pid, iid) pairs: 60 duplicates
+                "n": pa.array([None if i % 5 == 0 else i for i in ids], pa.int64()),
+                "x": [i / 3 for i in ids],
+            }
+        )
+
+    opts = {"stream": "out", "producer": "pid", "iid": "iid", "maxlen": "30"}
+    w = StreamWriter({**opts, "path": str(tmp_path / "dst")}, schema, False)
+    msgs = [SinkMessage(0, 50, table(0, 50), "q"), SinkMessage(1, 50, table(50, 100), "q")]
+    w.commit(msgs, 0)
+    w.commit(msgs, 0)  # Spark re-ran batch 0 after a restart: skipped
+    got = _sink_store_rows(str(tmp_path / "dst"), "out")
+
+    ref = xstreams.Store()
+    key = b"out"
+    for m in msgs:
+        for b in m.table.to_batches():
+            for argv in w.shape.commands(key, b):
+                ref.execute_command(*argv)
+    want = [dict(zip(fv[::2], fv[1::2])) for _, fv in ref.execute_command("XRANGE", key, "-", "+")]
+    assert got == want
+    assert len(got) == 30  # 40 entries added, trimmed to MAXLEN 30
+    assert any(b"n" not in e for e in got) and all(list(e)[:2] == [b"pid", b"iid"] for e in got)
+    s = xstreams.Store(str(tmp_path / "dst"), read_only=True)
+    try:
+        info = s.execute_command("XINFO", "STREAM", "out")
+        info = dict(zip(info[::2], info[1::2]))
+        assert info[b"entries-added"] == 40 and info[b"iids-duplicates"] == 60
+        markers = [k for k in s.execute_command("KEYS", "xstreams:sink:*")]
+        assert len(markers) == 1
+        assert s.execute_command("XLEN", markers[0]) == 1
+    finally:
+        s.close()
+
+
 # ---------------------------------------------------------------------- batch writes
 
 

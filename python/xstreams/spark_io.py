@@ -206,6 +206,7 @@ class RowShape:
         if maxlen is not None and minid is not None:
             raise bad_option("minid", 'and option("maxlen") are both set: give one')
         approx = bool_option(options, "approximate", False)
+        self.maxlen, self.minid, self.approximate = maxlen, minid, approx
         self.trim: List[bytes] = []
         if maxlen is not None:
             self.trim = [b"MAXLEN", b"~" if approx else b"=", str(maxlen).encode()]
@@ -220,6 +221,21 @@ class RowShape:
         else:
             self.fields_map = False
             self.fields = list(columns)
+
+    def xadd_batch_kwargs(self) -> Optional[dict]:
+        """The same XADDs as :meth:`commands`, as ``Store.xadd_batch`` options (the typed
+        XADD path in Rust, no Python per row); ``None`` for a ``fields`` map column, which
+        only :meth:`commands` takes."""
+        if self.fields_map:
+            return None
+        kw: dict = {"fields": self.fields, "approximate": self.approximate}
+        if self.producer is not None:
+            kw.update(producer=self.producer, iid=self.iid)
+        if self.maxlen is not None:
+            kw["maxlen"] = self.maxlen
+        elif self.minid is not None:
+            kw["minid"] = str(self.minid)
+        return kw
 
     def commands(self, key: bytes, batch: Any) -> Iterator[List[bytes]]:
         """``XADD`` argv of each row of an Arrow batch (or table)."""

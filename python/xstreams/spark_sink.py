@@ -13,8 +13,11 @@ partitioned the second time.
 * ``url`` (a live server): ``WATCH`` the marker, read it, then ``MULTI``, the rows'
   ``XADD``s, the marker's ``XADD``, ``EXEC`` (retried if the marker moved meanwhile).
 * ``path`` (a durable store): the commit opens the store, holding its write lock only
-  for the commit, and runs the rows and the marker as one atomic ``execute_many`` (one
-  ``MULTI`` block in the log: after a crash, all of it or none).
+  for the commit, and appends the rows with one ``Store.xadd_batch`` call (the typed
+  XADD path in Rust; a ``fields`` map column goes through per-row commands), then the
+  marker. Each XADD is its own log record: a driver crash in the middle of that write
+  leaves rows without the marker, which the re-run batch appends again (IDMP options
+  make that add nothing); see ``docs/spark.md``.
 
 A micro-batch goes through the driver's memory once: bound it with the source's
 ``maxEntriesPerTrigger`` (and Spark's ``spark.driver.maxResultSize``).
@@ -99,6 +102,35 @@ class _Sink:
             for b in t.to_batches(max_chunksize=_CHUNK):
                 yield from self.shape.commands(key, b)
 
+    def _append(self, store: Any, tables: List[Any], after: Optional[List[bytes]] = None) -> None:
+        """Append every row of ``tables`` to the stream of ``store``, then run ``after``
+        (the marker's XADD). Typed columns go through one ``Store.xadd_batch`` call (the
+        typed XADD path in Rust, no Python per row); a ``fields`` map column through
+        per-row commands. A row that fails raises after the rest (and ``after``) ran."""
+        tables = [t for t in tables if t is not None and t.num_rows]
+        kw = self.shape.xadd_batch_kwargs()
+        if kw is None:
+            cmds: List[List[bytes]] = list(self._commands(tables))
+            if after is not None:
+                cmds.append(after)
+            self._check(store.execute_many(cmds, db=self.db, atomic=True))
+            return
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        failed = None
+        if tables:
+            table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+            res = store.xadd_batch(self.stream, table, errors="return", db=self.db, **kw)
+            errors = res.column("error")
+            if errors.null_count != len(errors):
+                row = pc.index(pc.is_valid(errors), True).as_py()
+                failed = f"xstreams sink: XADD of row {row} failed: {errors[row].as_py()}"
+        if after is not None:
+            self._check(store.execute_many([after], db=self.db, atomic=True))
+        if failed is not None:
+            raise ValueError(failed)
+
     def _check(self, replies: List[Any]) -> None:
         for i, r in enumerate(replies):
             if isinstance(r, Exception):
@@ -143,9 +175,7 @@ class StreamWriter(_Sink, DataSourceStreamArrowWriter):
             )
             if done >= batchId:
                 return  # written before a restart: Spark re-ran the batch
-            cmds: List[List[bytes]] = list(self._commands(tables))
-            cmds.append(mark)
-            self._check(store.execute_many(cmds, db=self.db, atomic=True))
+            self._append(store, tables, mark)
         finally:
             store.close()
 
@@ -217,14 +247,7 @@ class BatchWriter(_Sink, DataSourceArrowWriter):
         tables = [m.table for m in got if m.table is not None]
         store = self._open_store()
         try:
-            chunk: List[List[bytes]] = []
-            for argv in self._commands(tables):
-                chunk.append(argv)
-                if len(chunk) >= 100_000:
-                    self._check(store.execute_many(chunk, db=self.db, atomic=True))
-                    chunk = []
-            if chunk:
-                self._check(store.execute_many(chunk, db=self.db, atomic=True))
+            self._append(store, tables)
         finally:
             store.close()
 

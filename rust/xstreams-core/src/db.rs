@@ -293,6 +293,15 @@ impl Keyspace {
     /// with their phase set by the store's first command (a server's cron starts with it).
     /// Returns the keys expired, per database.
     pub fn cron(&mut self, now: i64) -> Vec<(usize, Vec<u8>)> {
+        let expired = self.cron_keys(now);
+        self.cron_idmp(now);
+        expired
+    }
+
+    /// The key-expiry part of [`Keyspace::cron`] alone: the store runs it too while
+    /// callers wait in a blocking read and no command comes (redis-server's cron runs
+    /// whether or not clients send commands), so their keys expire on time.
+    pub fn cron_keys(&mut self, now: i64) -> Vec<(usize, Vec<u8>)> {
         let mut expired = Vec::new();
         if let Some(tick) = due_tick(&mut self.next_expire_cycle, now, EXPIRE_CYCLE_PERIOD_MS) {
             for (i, db) in self.dbs.iter_mut().enumerate() {
@@ -302,8 +311,23 @@ impl Keyspace {
                 expired.extend(db.expire_all(tick).into_iter().map(|k| (i, k)));
             }
         }
-        self.cron_idmp(now);
         expired
+    }
+
+    /// The first expiry tick (a whole multiple of the cycle period) at which
+    /// [`Keyspace::cron_keys`] removes a key, if any key has an expiry time.
+    pub fn next_expiry_tick(&self) -> Option<i64> {
+        let t = self
+            .dbs
+            .iter()
+            .filter_map(|d| d.expires.iter().next().map(|(t, _)| *t))
+            .min()?;
+        let rem = t.rem_euclid(EXPIRE_CYCLE_PERIOD_MS);
+        Some(if rem == 0 {
+            t
+        } else {
+            t.saturating_add(EXPIRE_CYCLE_PERIOD_MS - rem)
+        })
     }
 
     /// The IDMP part of [`Keyspace::cron`] alone: log replay runs it before each command,

@@ -259,11 +259,30 @@ impl Store {
                 }
                 continue;
             }
+            // Active expiry while no command comes: a key whose time passed is removed at
+            // the expiry tick, as redis-server's cron removes it, and its readers served
+            // (XREADGROUP fails, XREAD keeps waiting).
+            let now_ms = st.ks.clock.now_ms();
+            let mut expiry_at = st.ks.next_expiry_tick();
+            if expiry_at.is_some_and(|t| t <= now_ms) {
+                if Self::expire_between_commands(&mut st, now_ms) {
+                    self.shared.cond.notify_all();
+                    continue;
+                }
+                // Not due on the cron's cadence yet: its next tick.
+                let period = crate::db::EXPIRE_CYCLE_PERIOD_MS;
+                expiry_at = Some(now_ms - now_ms.rem_euclid(period) + period);
+            }
             if max_wait.is_some_and(|m| now_inst.duration_since(started) >= m) {
                 return Step::Blocked(call);
             }
-            // Sleep until the earliest of: deadline, claim time (system clock), max_wait.
+            // Sleep until the earliest of: deadline, claim time, next expiry (system clock),
+            // max_wait.
             let mut until: Option<Instant> = call.deadline;
+            if let (Some(t), false) = (expiry_at, st.ks.clock.is_pinned()) {
+                let at = now_inst + Duration::from_millis((t - now_ms).max(0) as u64 + 1);
+                until = Some(until.map_or(at, |u| u.min(at)));
+            }
             if let (Some(t), false) = (claim_at, st.ks.clock.is_pinned()) {
                 let ms = (t - st.ks.clock.now_ms()).max(0) as u64 + 1;
                 let at = now_inst + Duration::from_millis(ms);

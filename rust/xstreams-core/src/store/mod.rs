@@ -332,6 +332,29 @@ impl Store {
         self.shared.state.lock().read_only
     }
 
+    /// The active expiry of keys between commands ([`Keyspace::cron_keys`] at `now`):
+    /// removed keys are logged as DELs and their blocked readers served. Returns whether
+    /// a waiter must be woken.
+    fn expire_between_commands(st: &mut State, now: i64) -> bool {
+        let expired = st.ks.cron_keys(now);
+        if expired.is_empty() {
+            return false;
+        }
+        if let Some(j) = st.journal.as_mut() {
+            for (edb, key) in &expired {
+                let del = [LogRecord::Cmd(vec![b"DEL".to_vec(), key.clone()])];
+                if let Err(e) = j.append(*edb, now, &del) {
+                    j.failed = Some(e.to_string());
+                }
+            }
+        }
+        st.serve(Signals {
+            keys: expired,
+            flushed_dbs: 0,
+        });
+        true
+    }
+
     /// Run the IDMP sweep and key expiry now.
     pub fn sweep(&self) {
         let mut st = self.shared.state.lock();

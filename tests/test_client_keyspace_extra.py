@@ -229,9 +229,7 @@ def _watch_scenarios():
     return [untouched, touched, unwatched, transaction_helper, watch_after_multi]
 
 
-def test_watch_transactions(ref_factory, xs_factory, backend, client_kwargs):
-    if not hasattr(backend, "watch") or "watch" not in xstreams.command_names():
-        pytest.skip("the store has no WATCH yet (store.watch / execute_many(watch=))")
+def test_watch_transactions(ref_factory, xs_factory, client_kwargs):
     compare(
         ref_factory,
         xs_factory,

@@ -12,7 +12,7 @@ import threading
 from typing import Any
 
 from . import exceptions
-from ._xstreams import Store, __version__, auto_iid, command_names
+from ._xstreams import Store, Watch, __version__, auto_iid, command_names
 from .exceptions import (
     BusyGroupError,
     DataError,
@@ -67,6 +67,7 @@ def __getattr__(name: str):  # lazy: importing the client costs a few millisecon
 
 __all__ = [
     "Store",
+    "Watch",
     "Redis",
     "StrictRedis",
     "Pipeline",

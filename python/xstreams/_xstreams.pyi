@@ -12,6 +12,18 @@ __version__: str
 _Arg = Union[bytes, str, int, float, bytearray, memoryview]
 
 @final
+class Watch:
+    """Keys watched on a store (``Store.watch``), for ``execute_many(watch=...)``."""
+
+    @property
+    def keys(self) -> list[bytes]: ...
+    @property
+    def db(self) -> int: ...
+    @property
+    def dirty(self) -> bool: ...
+    def unwatch(self) -> None: ...
+
+@final
 class Store:
     """An in-process store of Redis streams (see the package documentation)."""
 
@@ -40,7 +52,9 @@ class Store:
         db: int = 0,
         atomic: bool = True,
         protocol: Literal[2, 3] = 2,
-    ) -> list[Any]: ...
+        watch: Optional[Union[Watch, Sequence[Watch]]] = None,
+    ) -> Optional[list[Any]]: ...  # None: a watched key changed (EXEC's nil reply)
+    def watch(self, *keys: _Arg, db: int = 0) -> Watch: ...
     def _execute_resp(
         self, args: Sequence[_Arg], db: int = 0, protocol: Literal[2, 3] = 2
     ) -> bytes: ...

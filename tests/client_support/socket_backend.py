@@ -3,7 +3,8 @@
 It has exactly the contract of the Rust store::
 
     execute_command(*args, db=0, protocol=2) -> raw reply
-    execute_many(commands, db=0, atomic=True, protocol=2) -> list of raw replies
+    execute_many(commands, db=0, atomic=True, protocol=2, watch=None) -> raw replies | None
+    watch(*keys, db=0) -> a watch for execute_many
 
 Raw replies are what the store returns: ``bytes`` for bulk and status replies, ``int``,
 ``list``, ``None``; with ``protocol=3`` maps are ``dict`` (bytes keys), sets are lists,
@@ -14,6 +15,10 @@ A transaction (``atomic=True``) is sent as MULTI / commands / EXEC. When redis-s
 discards it (EXECABORT: a command was rejected while queued), nothing ran, and the
 result list holds each rejected command's own error in its slot and the EXECABORT error
 in every other slot.
+
+``watch`` sends WATCH on a connection of its own, kept by the returned
+:class:`SocketWatch` until a transaction runs with it (EXEC: ``None`` when redis-server
+aborted it) or it is unwatched or collected (UNWATCH). One watch per transaction.
 
 Connections are pooled, so several threads can use one backend at once (a blocking
 XREAD in one thread does not stop an XADD in another). Each connection remembers its
@@ -167,6 +172,40 @@ class _Connection:
                 self.protocol = -1
 
 
+class SocketWatch:
+    """Keys WATCHed on a connection pinned to this object (``xstreams.Watch``'s stand-in)."""
+
+    def __init__(self, backend: SocketBackend, conn: _Connection, db: int) -> None:
+        self.backend = backend
+        self.conn: Optional[_Connection] = conn
+        self.db = db
+
+    def take(self) -> _Connection:
+        """The pinned connection, for the EXEC (which unwatches)."""
+        conn, self.conn = self.conn, None
+        if conn is None:
+            raise DataError("this watch was already used or unwatched")
+        return conn
+
+    def unwatch(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is None:
+            return
+        try:
+            conn.send([(b"UNWATCH",)])
+            conn.read_reply()
+        except BaseException:
+            conn.close()
+            raise
+        self.backend._release(conn)
+
+    def __del__(self) -> None:
+        try:
+            self.unwatch()
+        except Exception:  # noqa: BLE001 - nothing to report to at collection time
+            pass
+
+
 class SocketBackend:
     """Store stand-in backed by a redis-server at ``host:port``."""
 
@@ -226,15 +265,54 @@ class SocketBackend:
             raise reply
         return reply
 
+    def watch(self, *keys: Any, db: int = 0) -> SocketWatch:
+        """WATCH ``keys`` on a connection pinned to the returned watch."""
+        conn = self._acquire()
+        try:
+            conn.prepare(db, conn.protocol if conn.protocol in (2, 3) else 2)
+            conn.send([(b"WATCH", *keys)])
+            reply = conn.read_reply()
+        except BaseException:
+            conn.close()
+            raise
+        if isinstance(reply, Exception):
+            self._release(conn)
+            raise reply
+        return SocketWatch(self, conn, db)
+
     def execute_many(
         self,
         commands: Sequence[Sequence[Any]],
         db: int = 0,
         atomic: bool = True,
         protocol: int = 2,
-    ) -> List[Any]:
-        """Run several commands in order (in MULTI/EXEC when ``atomic``)."""
+        watch: Any = None,
+    ) -> Optional[List[Any]]:
+        """Run several commands in order (in MULTI/EXEC when ``atomic``); with a
+        ``watch``, on its connection, and ``None`` when a watched key changed."""
         commands = [tuple(c) for c in commands]
+        if isinstance(watch, (tuple, list)):
+            if len(watch) != 1:
+                raise DataError("the socket backend runs one WATCH per transaction")
+            watch = watch[0]
+        if watch is not None:
+            conn = watch.take()
+            try:
+                conn.prepare(db, protocol)
+                conn.send([(b"MULTI",), *commands, (b"EXEC",)])
+                multi = conn.read_reply()
+                queued = [conn.read_reply() for _ in commands]
+                result = conn.read_reply()
+                conn.after(commands)
+            except BaseException:
+                conn.close()
+                raise
+            self._release(conn)
+            if isinstance(multi, Exception):
+                raise multi
+            if isinstance(result, Exception):
+                return [q if isinstance(q, Exception) else result for q in queued]
+            return None if result is None else list(result)
 
         def run(conn: _Connection) -> List[Any]:
             if not atomic:

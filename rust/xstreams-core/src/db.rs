@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::stream::Stream;
+use crate::watch::WatchedKeys;
 
 /// Number of databases, as redis-server's default `databases 16`.
 pub const NUM_DBS: usize = 16;
@@ -50,6 +51,9 @@ pub struct Db {
     pub idmp_keys: BTreeSet<Vec<u8>>,
     /// Keys with an expiry, by expiry time.
     expires: BTreeSet<(i64, Vec<u8>)>,
+    /// The keys WATCHed in this database (they stay with the database number when
+    /// SWAPDB swaps contents, as in Redis).
+    pub watched: WatchedKeys,
 }
 
 impl Db {
@@ -87,8 +91,34 @@ impl Db {
             matches!(self.keys.get(key), Some(e) if e.expire_at.is_some_and(|t| t <= now));
         if expired {
             self.remove(key);
+            self.touch_watched(key);
         }
         expired
+    }
+
+    /// `key` was modified as redis-server's `signalModifiedKey` counts it: its watchers
+    /// see it (see [`crate::watch`]).
+    pub fn touch_watched(&mut self, key: &[u8]) {
+        if !self.watched.is_empty() {
+            let exists = self.keys.contains_key(key);
+            self.watched.touch(key, exists);
+        }
+    }
+
+    /// Is `key` stored and past its expiry time at `now`?
+    pub fn is_expired(&self, key: &[u8], now: i64) -> bool {
+        self.keys
+            .get(key)
+            .is_some_and(|e| e.expire_at.is_some_and(|t| t <= now))
+    }
+
+    /// Remove every key, as FLUSHDB / FLUSHALL: the watched keys stored here are touched.
+    pub fn flush(&mut self) {
+        if !self.watched.is_empty() {
+            let keys = &self.keys;
+            self.watched.touch_all(|k| keys.contains_key(k), None);
+        }
+        self.clear();
     }
 
     /// Remove every expired key; returns the keys removed, soonest expiry first.
@@ -103,6 +133,7 @@ impl Db {
                 e.expire_at = None;
             }
             self.remove(&k);
+            self.touch_watched(&k);
             dead.push(k);
         }
         dead
@@ -278,6 +309,38 @@ impl Keyspace {
             last_now: i64::MIN,
             mem: crate::memory::Gauge::default(),
         }
+    }
+
+    /// (watchers, watched keys) over every database: INFO's `watching_clients` and
+    /// `total_watched_keys` (a watcher that saw a change no longer counts, as in Redis).
+    pub fn watch_stats(&self) -> (usize, usize) {
+        let mut ids = std::collections::HashSet::new();
+        let keys = self.dbs.iter().map(|d| d.watched.count_live(&mut ids)).sum();
+        (ids.len(), keys)
+    }
+
+    /// SWAPDB: exchange the contents of databases `a` and `b` at time `now`. The watched
+    /// keys stay with their database number; those stored in either database are
+    /// touched first (Redis's `dbSwapDatabases`).
+    pub fn swap_dbs(&mut self, a: usize, b: usize, now: i64) {
+        if a == b {
+            return;
+        }
+        for (x, y) in [(a, b), (b, a)] {
+            if self.dbs[x].watched.is_empty() {
+                continue;
+            }
+            let mut watched = std::mem::take(&mut self.dbs[x].watched);
+            let (here, there) = (&self.dbs[x], &self.dbs[y]);
+            let replaced = |k: &[u8]| (there.keys.contains_key(k), there.is_expired(k, now));
+            watched.touch_all(|k| here.keys.contains_key(k), Some(&replaced));
+            self.dbs[x].watched = watched;
+        }
+        let wa = std::mem::take(&mut self.dbs[a].watched);
+        let wb = std::mem::take(&mut self.dbs[b].watched);
+        self.dbs.swap(a, b);
+        self.dbs[a].watched = wa;
+        self.dbs[b].watched = wb;
     }
 
     /// The time snapshot for the next command.

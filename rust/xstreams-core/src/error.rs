@@ -46,6 +46,9 @@ impl CmdError {
     pub fn row_times_need_memory() -> Self {
         CmdError::err("per-row times need an in-memory store")
     }
+    pub fn watch_of_another_store() -> Self {
+        CmdError::err("the Watch belongs to another store")
+    }
 }
 
 /// XREAD / XREADGROUP MAXCOUNT and MAXSIZE (Redis 8.10). The wording is ours: the 8.8

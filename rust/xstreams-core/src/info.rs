@@ -251,6 +251,10 @@ pub struct ClientFigures {
     pub in_timeout_table: usize,
     pub blocking_keys: usize,
     pub blocking_keys_on_nokey: usize,
+    /// Watchers with watched keys (connections, or `Watch` handles) and the keys they
+    /// watch ([`Keyspace::watch_stats`]).
+    pub watching: usize,
+    pub watched_keys: usize,
 }
 
 /// INFO clients.
@@ -266,9 +270,14 @@ pub fn clients_section(c: &ClientFigures) -> String {
         b,
         "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n\
          blocked_clients:{}\r\ntracking_clients:0\r\npubsub_clients:0\r\n\
-         watching_clients:0\r\nclients_in_timeout_table:{}\r\ntotal_watched_keys:0\r\n\
+         watching_clients:{}\r\nclients_in_timeout_table:{}\r\ntotal_watched_keys:{}\r\n\
          total_blocking_keys:{}\r\ntotal_blocking_keys_on_nokey:{}\r\n",
-        c.blocked, c.in_timeout_table, c.blocking_keys, c.blocking_keys_on_nokey,
+        c.blocked,
+        c.watching,
+        c.in_timeout_table,
+        c.watched_keys,
+        c.blocking_keys,
+        c.blocking_keys_on_nokey,
     );
     b
 }
@@ -400,8 +409,11 @@ pub fn store_info(
         push_section(&mut out, "Server", &server_section(&f));
     }
     if wanted.has("clients") {
+        let (watching, watched_keys) = ks.watch_stats();
         let c = ClientFigures {
             blocked: facts.blocked_clients,
+            watching,
+            watched_keys,
             ..ClientFigures::default()
         };
         push_section(&mut out, "Clients", &clients_section(&c));

@@ -20,6 +20,7 @@
 //! - [`info`]: INFO's sections, shared by the embedded store and the server.
 //! - [`reply`]: reply values and their RESP2/RESP3 encodings.
 //! - [`store`]: the thread-safe store with blocking reads.
+//! - [`watch`]: WATCH's registry of watched keys and the [`watch::Watch`] handle.
 //! - [`persist`]: durable stores (snapshot + command logs).
 //! - [`limit`]: the typed XADD in a plain loop, the physical limit the benchmarks report.
 #![forbid(unsafe_code)]
@@ -47,9 +48,11 @@ pub mod read;
 pub mod reply;
 pub mod store;
 pub mod stream;
+pub mod watch;
 
 pub use config::Config;
 pub use error::CmdError;
 pub use id::StreamId;
 pub use reply::Reply;
 pub use store::Store;
+pub use watch::Watch;

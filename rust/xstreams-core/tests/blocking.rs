@@ -229,7 +229,7 @@ fn blocked_call_in_a_batch_replies_like_a_timeout() {
             .map(|a| a.to_vec())
             .collect(),
     ];
-    let r = s.execute_batch(0, 2, &cmds, true);
+    let r = s.execute_batch(0, 2, &cmds, true, None).unwrap();
     assert_eq!(r[0], Reply::NilArray);
     assert_eq!(r[2], served("s", vec![entry("1-1", "a", "1")]));
 }
@@ -264,7 +264,9 @@ fn a_woken_reader_is_served_before_the_next_pipelined_command() {
     run(&s, "XGROUP CREATE s g $ MKSTREAM");
     let c = block(&s, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
     // A pipeline (not atomic): the reader is served between XADD and XDEL.
-    let r = s.execute_batch(0, 2, &cmds(&["XADD s 1-1 a 1", "XDEL s 1-1"]), false);
+    let r = s
+        .execute_batch(0, 2, &cmds(&["XADD s 1-1 a 1", "XDEL s 1-1"]), false, None)
+        .unwrap();
     assert_eq!(r[1], Reply::Int(1));
     assert_eq!(
         poll(&s, c).unwrap(),
@@ -272,7 +274,7 @@ fn a_woken_reader_is_served_before_the_next_pipelined_command() {
     );
     // Inside MULTI/EXEC the reader is served after the batch: the entry is gone by then.
     let c = block(&s, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
-    s.execute_batch(0, 2, &cmds(&["XADD s 2-1 a 1", "XDEL s 2-1"]), true);
+    s.execute_batch(0, 2, &cmds(&["XADD s 2-1 a 1", "XDEL s 2-1"]), true, None);
     let _still_blocked = *poll(&s, c).expect_err("nothing left to read after EXEC");
 }
 

@@ -18,6 +18,7 @@ mod rdb;
 mod replay;
 mod server;
 mod store;
+mod watch;
 
 use pyo3::prelude::*;
 
@@ -30,6 +31,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[pymodule]
 fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<store::Store>()?;
+    m.add_class::<watch::Watch>()?;
     m.add_class::<client::NativeClient>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(store::command_names, m)?)?;

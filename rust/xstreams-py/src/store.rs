@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use xstreams_core::persist::{Fsync, LoadReport, Options};
@@ -16,6 +16,7 @@ use xstreams_core::{Config, Reply};
 
 use crate::convert::{arg_bytes, reply_to_py};
 use crate::errors::{internal_err, persist_err, reply_err};
+use crate::watch::Watch;
 
 /// How long a blocked read sleeps between checks for Python signals (Ctrl-C).
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
@@ -248,7 +249,11 @@ impl Store {
     /// Run several commands in order, atomically when ``atomic`` (no other command runs in
     /// between; blocking reads do not wait). Returns one result per command; a failed
     /// command's slot holds its exception instead of raising.
-    #[pyo3(signature = (commands, db=0, atomic=true, protocol=2))]
+    ///
+    /// ``watch`` (a :class:`Watch`, or a sequence of them, from :meth:`watch`) makes the
+    /// atomic batch conditional, as WATCH makes MULTI/EXEC: if a watched key was touched
+    /// since it was watched, nothing runs and the result is ``None``.
+    #[pyo3(signature = (commands, db=0, atomic=true, protocol=2, watch=None))]
     fn execute_many(
         &self,
         py: Python<'_>,
@@ -256,8 +261,32 @@ impl Store {
         db: usize,
         atomic: bool,
         protocol: u8,
+        watch: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
         Self::check_protocol(protocol)?;
+        let watches: Vec<Py<Watch>> = match watch {
+            None => Vec::new(),
+            Some(w) if w.is_none() => Vec::new(),
+            Some(w) => match w.cast::<Watch>() {
+                Ok(one) => vec![one.clone().unbind()],
+                Err(_) => w
+                    .try_iter()
+                    .map_err(|_| {
+                        PyTypeError::new_err("watch must be a Watch or a sequence of them")
+                    })?
+                    .map(|x| {
+                        x?.cast_into::<Watch>().map(|b| b.unbind()).map_err(|_| {
+                            PyTypeError::new_err("watch must be a Watch or a sequence of them")
+                        })
+                    })
+                    .collect::<PyResult<_>>()?,
+            },
+        };
+        if !watches.is_empty() && !atomic {
+            return Err(PyValueError::new_err(
+                "watch needs atomic=True (a transaction)",
+            ));
+        }
         let mut cmds: Vec<Vec<Vec<u8>>> = Vec::new();
         for c in commands.try_iter()? {
             let c = c?;
@@ -269,12 +298,36 @@ impl Store {
             cmds.push(one);
         }
         let store = &self.inner;
-        let replies = guarded(py, || store.execute_batch(db, protocol, &cmds, atomic))?;
+        let watches: Vec<&Watch> = watches.iter().map(|w| w.get()).collect();
+        let replies = guarded(py, || {
+            let guards: Vec<_> = watches.iter().map(|w| w.lock()).collect();
+            let live: Vec<&xstreams_core::Watch> =
+                guards.iter().filter_map(|g| g.as_ref()).collect();
+            store.execute_batch_watching(db, protocol, &cmds, atomic, &live)
+        })?;
+        let Some(replies) = replies else {
+            return Ok(py.None());
+        };
         let out = PyList::empty(py);
         for r in &replies {
             out.append(reply_to_py(py, r, protocol)?)?;
         }
         Ok(out.into_any().unbind())
+    }
+
+    /// WATCH ``keys`` of database ``db``: pass the returned :class:`Watch` to
+    /// :meth:`execute_many` to run a transaction only if none of them changed meanwhile.
+    #[pyo3(signature = (*keys, db=0))]
+    fn watch(&self, py: Python<'_>, keys: &Bound<'_, PyTuple>, db: usize) -> PyResult<Watch> {
+        if keys.is_empty() {
+            return Err(reply_err(py, &xstreams_core::CmdError::arity("watch").0));
+        }
+        let items: Vec<Bound<'_, PyAny>> = keys.iter().collect();
+        let owned = collect_args(py, items.iter())?;
+        let refs: Vec<&[u8]> = owned.iter().map(|c| c.as_ref()).collect();
+        let store = &self.inner;
+        let w = guarded(py, || store.watch(db, &refs))?.map_err(|e| reply_err(py, &e.0))?;
+        Ok(Watch::new(w, db))
     }
 
     /// Run one command and return its reply RESP-encoded, exactly as redis-server would

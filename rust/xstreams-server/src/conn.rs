@@ -85,7 +85,7 @@ impl Session {
                 srv,
                 Some((
                     _,
-                    Srv::Exec | Srv::Discard | Srv::Multi | Srv::Quit | Srv::Reset
+                    Srv::Exec | Srv::Discard | Srv::Multi | Srv::Watch | Srv::Quit | Srv::Reset
                 ))
             );
             if !immediate {
@@ -153,13 +153,47 @@ impl Session {
             self.error(out, errors::EXEC_WITHOUT_MULTI);
             return Flow::Next;
         };
+        // EXEC unwatches, whatever its outcome.
+        let watch = self.watch.take();
         self.set_multi_count();
         if m.dirty {
             self.error(out, EXECABORT);
             return Flow::Next;
         }
-        Out::new(out, self.proto).array(m.cmds.len());
+        let n = m.cmds.len();
         let mut cmds = m.cmds.into_iter().peekable();
+        // With WATCH, the check and the engine commands that come first run as one atomic
+        // batch; a touched key aborts the EXEC with a null array before anything runs.
+        let mut first: Option<(Vec<usize>, Vec<Reply>, Instant)> = None;
+        if let Some(w) = &watch {
+            let started = Instant::now();
+            let (mut slots, mut batch) = (Vec::new(), Vec::new());
+            while cmds.peek().is_some_and(|q| q.srv.is_none()) {
+                let q = cmds.next().expect("peeked");
+                slots.push(q.slot);
+                batch.push(q.args);
+            }
+            let store = &self.sh.store;
+            match store.execute_batch(self.db, self.proto, &batch, true, Some(w)) {
+                None => {
+                    out.extend_from_slice(if self.proto == 3 {
+                        b"_\r\n"
+                    } else {
+                        b"*-1\r\n"
+                    });
+                    return Flow::Next;
+                }
+                Some(replies) => first = Some((slots, replies, started)),
+            }
+        }
+        drop(watch);
+        Out::new(out, self.proto).array(n);
+        if let Some((slots, replies, started)) = first {
+            for (r, slot) in replies.iter().zip(slots) {
+                self.count(slot, started, r.is_error());
+                self.encode_core(out, r);
+            }
+        }
         let mut close = false;
         while let Some(q) = cmds.next() {
             let started = Instant::now();
@@ -183,7 +217,8 @@ impl Session {
                     let replies = self
                         .sh
                         .store
-                        .execute_batch(self.db, self.proto, &batch, true);
+                        .execute_batch(self.db, self.proto, &batch, true, None)
+                        .expect("a batch without a watch always runs");
                     for (r, slot) in replies.iter().zip(slots) {
                         self.count(slot, started, r.is_error());
                         self.encode_core(out, r);

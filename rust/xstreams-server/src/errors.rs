@@ -28,6 +28,7 @@ pub const IN_MEMORY: &str =
 pub const NOAUTH: &str = "NOAUTH Authentication required.";
 pub const NOT_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
 pub const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
+pub const WATCH_IN_MULTI: &str = "ERR WATCH inside MULTI is not allowed";
 pub const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
 pub const DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the \
 enable-debug-command option is set to \"local\", you can run it from a local connection, \

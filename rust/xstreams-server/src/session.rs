@@ -10,6 +10,7 @@ use std::time::Instant;
 use xstreams_core::command::table::{self, CommandSpec, ServerCmd};
 use xstreams_core::store::BlockedCall;
 use xstreams_core::Reply;
+use xstreams_core::Watch;
 
 use crate::config::DebugAccess;
 use crate::out::Out;
@@ -56,6 +57,9 @@ pub struct Session {
     pub proto: u8,
     pub authed: bool,
     pub multi: Option<Multi>,
+    /// The keys this connection WATCHes (until EXEC, DISCARD, UNWATCH, RESET or the
+    /// connection closes).
+    pub watch: Option<Watch>,
     /// Commands processed since the counters were last published.
     pub processed: u64,
     pub limits: Limits,
@@ -77,6 +81,7 @@ impl Session {
             proto: 2,
             authed,
             multi: None,
+            watch: None,
             processed: 0,
             limits,
             cmdstats: vec![CmdStat::default(); table::slot_count()],

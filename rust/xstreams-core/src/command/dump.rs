@@ -73,6 +73,7 @@ pub fn restore(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         // Already expired: nothing is created (an old key is still replaced).
         if deleted {
             ctx.signal(key);
+            ctx.touch(key);
             ctx.dirty += 1;
             if let Some(p) = &mut ctx.prop {
                 p.rewritten = Some(vec![b"DEL".to_vec(), key.to_vec()]);
@@ -94,6 +95,7 @@ pub fn restore(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         }
     }
     ctx.signal(key);
+    ctx.touch(key);
     ctx.dirty += 1;
     Ok(Reply::ok())
 }

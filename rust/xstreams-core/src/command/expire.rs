@@ -78,16 +78,17 @@ fn expire_generic(
         return Ok(Reply::Int(0));
     }
     ctx.dirty += 1;
-    ctx.touch(key);
     if when <= ctx.now && !ctx.replaying {
         // Already expired: deleted now, and logged as the DEL it amounts to.
         ctx.db().remove(key);
+        ctx.touch(key);
         ctx.signal(key);
         ctx.prevent_propagation();
         ctx.also_propagate(vec![b"DEL".to_vec(), key.to_vec()]);
         return Ok(Reply::Int(1));
     }
     ctx.db().set_expire(key, Some(when));
+    ctx.touch(key);
     ctx.rewrite_arg(args, 0, b"PEXPIREAT".to_vec());
     ctx.rewrite_arg(args, 2, when.to_string().into_bytes());
     Ok(Reply::Int(1))

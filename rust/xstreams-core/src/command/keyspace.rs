@@ -20,6 +20,7 @@ pub fn del(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
             if matches!(e.value, Value::Stream(_)) {
                 ctx.signal(key);
             }
+            ctx.touch(key);
             ctx.dirty += 1;
             n += 1;
         }
@@ -131,7 +132,7 @@ fn flush_flags(args: &[&[u8]]) -> CmdResult<()> {
 pub fn flushall(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     flush_flags(args)?;
     for db in &mut ctx.ks.dbs {
-        db.clear();
+        db.flush();
     }
     ctx.dirty += 1;
     ctx.flushed_dbs = u32::MAX;
@@ -140,7 +141,7 @@ pub fn flushall(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
 
 pub fn flushdb(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     flush_flags(args)?;
-    ctx.db().clear();
+    ctx.db().flush();
     ctx.dirty += 1;
     ctx.flushed(ctx.db);
     Ok(Reply::ok())
@@ -266,8 +267,13 @@ pub fn set(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let now = ctx.now;
     let db = ctx.db();
     db.set(key, Value::Str(args[2].to_vec()), expire_at);
-    if expire_at.is_some_and(|t| t <= now) {
+    let gone = expire_at.is_some_and(|t| t <= now);
+    if gone {
         db.remove(key);
+    }
+    // An expiry already past deletes the key: a change only if it existed.
+    if found || !gone {
+        ctx.touch(key);
     }
     if was_stream {
         ctx.signal(key);
@@ -347,6 +353,8 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], nx: bool) -> CmdResult<Repl
     if tracked {
         db.idmp_keys.insert(dst.to_vec());
     }
+    ctx.touch(src);
+    ctx.touch(dst);
     ctx.signal(src);
     ctx.signal(dst);
     ctx.dirty += 1;
@@ -401,6 +409,7 @@ pub fn copy(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     if tracked {
         target.idmp_keys.insert(dst.to_vec());
     }
+    ctx.touch_in(dst_db, dst);
     ctx.signal_in(dst_db, dst);
     ctx.dirty += 1;
     Ok(Reply::Int(1))
@@ -428,6 +437,8 @@ pub fn move_cmd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     if tracked {
         target.idmp_keys.insert(key.to_vec());
     }
+    ctx.touch(key);
+    ctx.touch_in(dst_db, key);
     ctx.signal(key);
     ctx.signal_in(dst_db, key);
     ctx.dirty += 1;
@@ -439,7 +450,8 @@ pub fn swapdb(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let a = db_index(args[1], Some("invalid first DB index"))?;
     let b = db_index(args[2], Some("invalid second DB index"))?;
     let (a, b) = (check_db(a)?, check_db(b)?);
-    ctx.ks.dbs.swap(a, b);
+    let now = ctx.now;
+    ctx.ks.swap_dbs(a, b, now);
     ctx.flushed(a);
     ctx.flushed(b);
     ctx.dirty += 1;

@@ -76,9 +76,6 @@ pub struct Ctx<'a> {
     pub signals: Vec<(usize, Vec<u8>)>,
     /// Databases whose every key may have changed (flushed, swapped): bit `1 << db`.
     pub flushed_dbs: u32,
-    /// Keys modified as redis-server's `signalModifiedKey` counts them (for WATCH), with
-    /// their database.
-    pub touched: Vec<(usize, Vec<u8>)>,
     /// Count of changes made (Redis's `server.dirty`).
     pub dirty: u64,
     /// When recording (durable stores), the commands that reproduce this command's
@@ -150,7 +147,6 @@ impl<'a> Ctx<'a> {
             block: None,
             signals: Vec::new(),
             flushed_dbs: 0,
-            touched: Vec::new(),
             dirty: 0,
             prop: None,
             replaying: false,
@@ -175,25 +171,24 @@ impl<'a> Ctx<'a> {
 
     /// `key` of database `db` was just removed because its time had passed: as
     /// redis-server's `deleteExpiredKeyAndPropagate`, blocked readers are signalled,
-    /// watchers see it touched, and the log deletes it.
+    /// and the log deletes it (the database touched it for its watchers when removing it).
     pub fn expired(&mut self, db: usize, key: &[u8]) {
         self.signal_in(db, key);
-        self.touch_in(db, key);
         if db == self.db {
             self.also_propagate(vec![b"DEL".to_vec(), key.to_vec()]);
         }
     }
 
-    /// `key` was modified as redis-server's `signalModifiedKey` says (WATCH sees it).
+    /// `key` was modified as redis-server's `keyModified(..., signal=1)` says: its
+    /// watchers see it now, with the key's current existence (see [`crate::watch`]), so
+    /// call it right after the change.
     pub fn touch(&mut self, key: &[u8]) {
         self.touch_in(self.db, key);
     }
 
     /// [`Ctx::touch`] for a key of database `db`.
     pub fn touch_in(&mut self, db: usize, key: &[u8]) {
-        if !self.touched.iter().any(|(d, k)| *d == db && k == key) {
-            self.touched.push((db, key.to_vec()));
-        }
+        self.ks.dbs[db].touch_watched(key);
     }
 
     /// Does the key exist?

@@ -74,6 +74,7 @@ pub fn xackdel(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     }
     if deleted > 0 {
         s.fix_first_after_delete(first_entry);
+        ctx.touch(args[1]);
     }
     ctx.dirty += dirty + deleted;
     Ok(Reply::Array(out))

@@ -420,6 +420,7 @@ fn execute(ctx: &mut Ctx<'_>, a: &XaddArgs<'_>) -> CmdResult<Option<Executed>> {
     }
     ctx.dirty += 1;
     ctx.signal(key);
+    ctx.touch(key);
     Ok(Some(Executed {
         outcome: XaddOutcome {
             id,
@@ -505,6 +506,9 @@ pub fn xtrim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         None
     };
     ctx.dirty += deleted;
+    if deleted > 0 {
+        ctx.touch(args[1]);
+    }
     if let Some(v) = rewrite {
         ctx.rewrite_arg(args, opts.trim_arg - 1, b"=".to_vec());
         ctx.rewrite_arg(args, opts.trim_arg, v);

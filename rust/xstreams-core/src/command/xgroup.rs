@@ -92,6 +92,12 @@ pub fn xgroup(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         } else {
             strict_id(args[4])?
         };
+        let created = ctx.stream(args[2])?.is_none();
+        if created {
+            // MKSTREAM: a new key, which WATCH sees (the group alone is not a touch).
+            ctx.stream_or_create(args[2])?;
+            ctx.touch(args[2]);
+        }
         let s = ctx.stream_or_create(args[2])?;
         if entries_read != INVALID_ENTRIES_READ && entries_read as u64 > s.entries_added {
             entries_read = s.entries_added as i64;

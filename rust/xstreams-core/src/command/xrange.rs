@@ -79,6 +79,9 @@ pub fn xdel(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let s = ctx.stream(args[1])?.expect("checked");
     let n = s.xdel(&ids);
     ctx.dirty += n;
+    if n > 0 {
+        ctx.touch(args[1]);
+    }
     Ok(Reply::Int(n as i64))
 }
 
@@ -185,6 +188,7 @@ pub fn xdelex(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     }
     if deleted > 0 {
         s.fix_first_after_delete(first_entry);
+        ctx.touch(args[1]);
     }
     ctx.dirty += deleted + ctx_refs;
     Ok(Reply::Array(out))

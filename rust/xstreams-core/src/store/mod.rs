@@ -9,6 +9,7 @@
 mod blocking;
 mod durable;
 mod session;
+mod watching;
 
 use std::sync::Arc;
 
@@ -38,6 +39,8 @@ struct State {
     read_only: bool,
     /// Changes made (Redis's `server.dirty`).
     dirty: u64,
+    /// The last [`crate::Watch`] ID handed out.
+    next_watch: u64,
 }
 
 struct Shared {
@@ -91,6 +94,7 @@ impl Store {
                     journal: None,
                     read_only: false,
                     dirty: 0,
+                    next_watch: 0,
                 }),
                 cond: Condvar::new(),
             }),
@@ -210,69 +214,6 @@ impl Store {
                 Step::Blocked(call) => step = self.wait(call, None),
             }
         }
-    }
-
-    /// Execute several commands in order. With `atomic`, no other command runs in
-    /// between and, as with MULTI/EXEC, a command rejected before running (unknown
-    /// command, wrong number of arguments) discards the whole batch: its slot holds its
-    /// error, every other slot `EXECABORT`. Blocking commands never wait inside a batch.
-    pub fn execute_batch(
-        &self,
-        db: usize,
-        protocol: u8,
-        cmds: &[Vec<Vec<u8>>],
-        atomic: bool,
-    ) -> Vec<Reply> {
-        if let Err(r) = Self::check_db(db) {
-            return cmds.iter().map(|_| r.clone()).collect();
-        }
-        if atomic {
-            let checks: Vec<Option<CmdError>> = cmds
-                .iter()
-                .map(|c| {
-                    let refs: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
-                    command::resolve(&refs).err()
-                })
-                .collect();
-            if checks.iter().any(|c| c.is_some()) {
-                return checks
-                    .into_iter()
-                    .map(|c| match c {
-                        Some(e) => e.into(),
-                        None => Reply::Error(EXECABORT.into()),
-                    })
-                    .collect();
-            }
-        }
-        let mut out = Vec::with_capacity(cmds.len());
-        let mut st = self.shared.state.lock();
-        // MULTI/EXEC serves blocked readers after the whole batch; a pipeline after each
-        // command.
-        let mut sig = Signals::default();
-        for c in cmds {
-            if st.closed {
-                out.push(Reply::Error(CLOSED_ERROR.into()));
-                continue;
-            }
-            let refs: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
-            let (o, s) = Self::run(&mut st, db, protocol, &refs, true);
-            sig.add(s.keys, s.flushed_dbs);
-            out.push(match o {
-                Outcome::Reply(r) => r,
-                Outcome::Block(_) => Reply::NilArray,
-            });
-            if !atomic {
-                if st.serve(std::mem::take(&mut sig)) {
-                    self.shared.cond.notify_all();
-                }
-                MutexGuard::bump(&mut st);
-            }
-        }
-        if st.serve(sig) {
-            self.shared.cond.notify_all();
-        }
-        self.maybe_compact(&mut st);
-        out
     }
 
     /// Current store time in ms.

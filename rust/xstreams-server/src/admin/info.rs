@@ -47,6 +47,7 @@ pub fn info(conn: &Session, args: &[Vec<u8>]) -> String {
     }
     if has("clients") {
         let bk = sh.blocking_keys.lock().unwrap();
+        let (watching, watched_keys) = sh.store.watch_stats();
         let c = core_info::ClientFigures {
             connected: sh.connected.load(Ordering::SeqCst),
             maxclients: Some(sh.dynamic.lock().unwrap().maxclients),
@@ -54,6 +55,8 @@ pub fn info(conn: &Session, args: &[Vec<u8>]) -> String {
             in_timeout_table: sh.blocked_clients.load(Ordering::SeqCst),
             blocking_keys: bk.keys.len(),
             blocking_keys_on_nokey: bk.keys.values().filter(|(_, n)| *n > 0).count(),
+            watching,
+            watched_keys,
         };
         drop(bk);
         section(&mut out, "Clients", &core_info::clients_section(&c));

@@ -37,6 +37,20 @@ pub fn run(
 }
 
 impl Session {
+    /// WATCH: the keys join the connection's watched keys (in the selected database).
+    fn watch_keys(&mut self, keys: &[Vec<u8>], out: &mut Vec<u8>) {
+        let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+        let store = &self.sh.store;
+        let done = match &mut self.watch {
+            Some(w) => store.watch_more(w, self.db, &refs),
+            None => store.watch(self.db, &refs).map(|w| self.watch = Some(w)),
+        };
+        match done {
+            Ok(()) => out.extend_from_slice(b"+OK\r\n"),
+            Err(e) => self.error(out, &e.0),
+        }
+    }
+
     fn run_srv(
         &mut self,
         spec: &'static CommandSpec,
@@ -69,7 +83,19 @@ impl Session {
             }
             // EXEC runs queued commands through the dispatcher, which handles it.
             Srv::Exec => unreachable!("EXEC is dispatched by conn"),
+            Srv::Watch => {
+                if self.multi.is_some() {
+                    self.error(out, errors::WATCH_IN_MULTI);
+                } else {
+                    self.watch_keys(&args[1..], out);
+                }
+            }
+            Srv::Unwatch => {
+                self.watch = None;
+                out.extend_from_slice(b"+OK\r\n");
+            }
             Srv::Discard => {
+                self.watch = None;
                 if self.multi.take().is_none() {
                     self.error(out, errors::DISCARD_WITHOUT_MULTI);
                 } else {

@@ -94,6 +94,8 @@ pub enum ServerCmd {
     Multi,
     Exec,
     Discard,
+    Watch,
+    Unwatch,
     Shutdown,
     Command,
     Info,

@@ -379,6 +379,15 @@ static SCRIPT_SUBS: [CommandSpec; 2] = [
     ),
 ];
 
+/// WATCH's keys: every argument, read-only.
+const WATCH_KEYS: &[KeySpec] = &[KeySpec {
+    flags: &["RO"],
+    begin: Begin::Index(1),
+    lastkey: -1,
+    keystep: 1,
+    limit: 0,
+}];
+
 #[rustfmt::skip]
 pub(super) static ROWS: &[CommandSpec] = &[
     srv(m("auth", -2, &[NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY], CONN, "connection", "1.0.0", "Authenticates the connection."), ServerCmd::Auth),
@@ -390,6 +399,8 @@ pub(super) static ROWS: &[CommandSpec] = &[
     srv(m("multi", 1, &[NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY], &["TRANSACTION"], "transactions", "1.2.0", "Starts a transaction."), ServerCmd::Multi),
     srv(m("exec", 1, &[NOSCRIPT, LOADING, STALE, SKIP_SLOWLOG], &["TRANSACTION"], "transactions", "1.2.0", "Executes all commands in a transaction."), ServerCmd::Exec),
     srv(m("discard", 1, &[NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY], &["TRANSACTION"], "transactions", "2.0.0", "Discards a transaction."), ServerCmd::Discard),
+    srv(with_keys(m("watch", -2, &[NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY], &["TRANSACTION"], "transactions", "2.2.0", "Monitors changes to keys to determine the execution of a transaction."), WATCH_KEYS, (1, -1, 1)), ServerCmd::Watch),
+    srv(m("unwatch", 1, &[NOSCRIPT, LOADING, STALE, FAST, ALLOW_BUSY], &["TRANSACTION"], "transactions", "2.2.0", "Forgets about watched keys of a transaction."), ServerCmd::Unwatch),
     srv(m("shutdown", -1, &[ADMIN, NOSCRIPT, LOADING, STALE, NO_MULTI, ALLOW_BUSY], &[], "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server."), ServerCmd::Shutdown),
     srv(tips(subs(m("command", -1, &[LOADING, STALE], CONN, "server", "2.8.13", "Returns detailed information about all commands."), &COMMAND_SUBS), &["NONDETERMINISTIC_OUTPUT_ORDER"]), ServerCmd::Command),
     shared(tips(m("info", -1, &[LOADING, STALE], &["DANGEROUS"], "server", "1.0.0", "Returns information and statistics about the server."), &["NONDETERMINISTIC_OUTPUT", "REQUEST_POLICY:ALL_SHARDS", "RESPONSE_POLICY:SPECIAL"]), admin::info, ServerCmd::Info),

@@ -1,0 +1,214 @@
+//! Atomic batches (MULTI/EXEC) and WATCH: [`Store::execute_batch`] with an optional
+//! [`Watch`], and [`Store::watch`] registering keys in the databases' registries (see
+//! [`crate::watch`] for the rules).
+
+use std::sync::Arc;
+
+use parking_lot::MutexGuard;
+
+use crate::command::{self, Outcome};
+use crate::db::NUM_DBS;
+use crate::error::CmdError;
+use crate::reply::Reply;
+use crate::watch::{Release, Watch};
+
+use super::{Shared, Signals, State, Store, CLOSED_ERROR, EXECABORT};
+
+impl Release for Shared {
+    fn release(&self, id: u64, keys: &[(usize, Vec<u8>)]) {
+        let mut st = self.state.lock();
+        for (db, key) in keys {
+            st.ks.dbs[*db].watched.remove(key, id);
+        }
+    }
+}
+
+impl Store {
+    /// Execute several commands in order. With `atomic`, no other command runs in
+    /// between and, as with MULTI/EXEC, a command rejected before running (unknown
+    /// command, wrong number of arguments) discards the whole batch: its slot holds its
+    /// error, every other slot `EXECABORT`. Blocking commands never wait inside a batch.
+    ///
+    /// With a `watch` (atomic batches only; see [`Store::watch`]), the batch runs nothing
+    /// and answers `None` — EXEC's nil reply — when a watched key was touched since it
+    /// was watched or has expired since; otherwise (and always without a watch) the
+    /// replies, one per command.
+    ///
+    /// ```
+    /// use xstreams_core::Store;
+    ///
+    /// let store = Store::default();
+    /// let cmd = |s: &str| -> Vec<Vec<u8>> { s.split(' ').map(|a| a.into()).collect() };
+    /// let w = store.watch(0, &[b"s"]).unwrap();
+    /// store.execute_batch(0, 2, &[cmd("XADD s 1-1 f v")], false, None); // someone else
+    /// assert_eq!(store.execute_batch(0, 2, &[cmd("XLEN s")], true, Some(&w)), None);
+    /// ```
+    pub fn execute_batch(
+        &self,
+        db: usize,
+        protocol: u8,
+        cmds: &[Vec<Vec<u8>>],
+        atomic: bool,
+        watch: Option<&Watch>,
+    ) -> Option<Vec<Reply>> {
+        let watches: Vec<&Watch> = watch.into_iter().collect();
+        self.execute_batch_watching(db, protocol, cmds, atomic, &watches)
+    }
+
+    /// [`Store::execute_batch`] watching with several [`Watch`]es (each made by its own
+    /// WATCH call): aborted when any of them sees a change.
+    pub fn execute_batch_watching(
+        &self,
+        db: usize,
+        protocol: u8,
+        cmds: &[Vec<Vec<u8>>],
+        atomic: bool,
+        watches: &[&Watch],
+    ) -> Option<Vec<Reply>> {
+        if let Err(r) = Self::check_db(db) {
+            return Some(cmds.iter().map(|_| r.clone()).collect());
+        }
+        if watches.iter().any(|w| w.store != self.address()) {
+            let r: Reply = CmdError::watch_of_another_store().into();
+            return Some(cmds.iter().map(|_| r.clone()).collect());
+        }
+        if atomic {
+            let checks: Vec<Option<CmdError>> = cmds
+                .iter()
+                .map(|c| {
+                    let refs: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
+                    command::resolve(&refs).err()
+                })
+                .collect();
+            if checks.iter().any(|c| c.is_some()) {
+                // EXECABORT wins over a touched watch, as in redis-server.
+                return Some(
+                    checks
+                        .into_iter()
+                        .map(|c| match c {
+                            Some(e) => e.into(),
+                            None => Reply::Error(EXECABORT.into()),
+                        })
+                        .collect(),
+                );
+            }
+        }
+        let mut out = Vec::with_capacity(cmds.len());
+        let mut st = self.shared.state.lock();
+        if atomic && !watches.is_empty() && !st.closed && self.watch_aborts(&mut st, db, watches)
+        {
+            return None;
+        }
+        // MULTI/EXEC serves blocked readers after the whole batch; a pipeline after each
+        // command.
+        let mut sig = Signals::default();
+        for c in cmds {
+            if st.closed {
+                out.push(Reply::Error(CLOSED_ERROR.into()));
+                continue;
+            }
+            let refs: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
+            let (o, s) = Self::run(&mut st, db, protocol, &refs, true);
+            sig.add(s.keys, s.flushed_dbs);
+            out.push(match o {
+                Outcome::Reply(r) => r,
+                Outcome::Block(_) => Reply::NilArray,
+            });
+            if !atomic {
+                if st.serve(std::mem::take(&mut sig)) {
+                    self.shared.cond.notify_all();
+                }
+                MutexGuard::bump(&mut st);
+            }
+        }
+        if st.serve(sig) {
+            self.shared.cond.notify_all();
+        }
+        self.maybe_compact(&mut st);
+        Some(out)
+    }
+
+    /// At EXEC: is any of `watches` dirty, or has one of its keys expired since it was
+    /// watched (Redis's `isWatchedKeyExpired`)? Runs the periodic work due first, as
+    /// redis-server's cron may have run before the EXEC.
+    fn watch_aborts(&self, st: &mut State, db: usize, watches: &[&Watch]) -> bool {
+        let (aborted, sig, _) = Self::run_with(st, db, 2, true, |ctx| {
+            watches.iter().any(|w| {
+                w.is_dirty()
+                    || w.keys.iter().any(|(d, k)| {
+                        let d = &ctx.ks.dbs[*d];
+                        !d.watched.watched_expired(k, w.id) && d.is_expired(k, ctx.now)
+                    })
+            })
+        });
+        if st.serve(sig) {
+            self.shared.cond.notify_all();
+        }
+        aborted
+    }
+
+    /// WATCH `keys` of database `db`: an atomic batch run with the returned [`Watch`] is
+    /// aborted if one of them is touched (written, deleted, expired, flushed, swapped)
+    /// before it runs. The keys stay watched until the `Watch` is dropped.
+    pub fn watch(&self, db: usize, keys: &[&[u8]]) -> Result<Watch, CmdError> {
+        let mut w = Watch {
+            id: 0,
+            store: self.address(),
+            dirty: Default::default(),
+            keys: Vec::new(),
+            release: None,
+        };
+        self.watch_more(&mut w, db, keys)?;
+        Ok(w)
+    }
+
+    /// WATCH more keys with `w` (a connection's later WATCH): keys it already watches are
+    /// kept as they are, and a `Watch` that is already dirty watches nothing more, as in
+    /// Redis.
+    pub fn watch_more(&self, w: &mut Watch, db: usize, keys: &[&[u8]]) -> Result<(), CmdError> {
+        if db >= NUM_DBS {
+            return Err(CmdError::db_index_out_of_range());
+        }
+        if w.store != self.address() {
+            return Err(CmdError::watch_of_another_store());
+        }
+        let mut st = self.shared.state.lock();
+        if st.closed {
+            return Err(CmdError::coded(CLOSED_ERROR));
+        }
+        if w.id == 0 {
+            st.next_watch += 1;
+            w.id = st.next_watch;
+            let shared: Arc<dyn Release> = self.shared.clone();
+            w.release = Some(Arc::downgrade(&shared));
+        }
+        // WATCH is a command: the periodic work due runs first.
+        let (_, sig, _) = Self::run_with(&mut st, db, 2, true, |ctx| {
+            if w.is_dirty() {
+                return;
+            }
+            let now = ctx.now;
+            for key in keys {
+                let d = &mut ctx.ks.dbs[db];
+                let expired = d.is_expired(key, now);
+                if d.watched.add(key, w.id, &w.dirty, expired) {
+                    w.keys.push((db, key.to_vec()));
+                }
+            }
+        });
+        if st.serve(sig) {
+            self.shared.cond.notify_all();
+        }
+        Ok(())
+    }
+
+    /// (watchers, watched keys): INFO's `watching_clients` and `total_watched_keys`.
+    pub fn watch_stats(&self) -> (usize, usize) {
+        self.shared.state.lock().ks.watch_stats()
+    }
+
+    /// The identity of this store (shared by its clones), which its [`Watch`]es carry.
+    fn address(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
+    }
+}

@@ -315,7 +315,11 @@ impl Keyspace {
     /// `total_watched_keys` (a watcher that saw a change no longer counts, as in Redis).
     pub fn watch_stats(&self) -> (usize, usize) {
         let mut ids = std::collections::HashSet::new();
-        let keys = self.dbs.iter().map(|d| d.watched.count_live(&mut ids)).sum();
+        let keys = self
+            .dbs
+            .iter()
+            .map(|d| d.watched.count_live(&mut ids))
+            .sum();
         (ids.len(), keys)
     }
 

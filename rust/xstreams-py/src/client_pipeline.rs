@@ -139,7 +139,9 @@ impl NativeClient {
         }
         let core = f.store.get().core();
         let (db, wire) = (f.db, f.wire);
-        let replies = guarded(py, || core.execute_batch(db, wire, &cmds, atomic))?;
+        // Transactions with WATCH take the Python path (`Store.execute_many(watch=)`).
+        let replies = guarded(py, || core.execute_batch(db, wire, &cmds, atomic, None))?
+            .expect("a batch without a watch always runs");
         let out = PyList::empty(py);
         for (r, (conv, name, options)) in replies.iter().zip(&how) {
             out.append(convert(slf, py, f, r, *conv, name, options)?)?;

@@ -13,7 +13,7 @@ mod watching;
 
 use std::sync::Arc;
 
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use parking_lot::{Condvar, Mutex};
 
 use crate::command::{self, Ctx, LogRecord, Outcome, Propagation};
 use crate::config::Config;

@@ -95,8 +95,7 @@ impl Store {
         }
         let mut out = Vec::with_capacity(cmds.len());
         let mut st = self.shared.state.lock();
-        if atomic && !watches.is_empty() && !st.closed && self.watch_aborts(&mut st, db, watches)
-        {
+        if atomic && !watches.is_empty() && !st.closed && self.watch_aborts(&mut st, db, watches) {
             return None;
         }
         // MULTI/EXEC serves blocked readers after the whole batch; a pipeline after each

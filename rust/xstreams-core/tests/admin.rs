@@ -160,7 +160,10 @@ fn durable_store_keeps_config_set_of_its_data_settings() {
     {
         let s = open(dir.path());
         assert_eq!(
-            run(&s, "CONFIG SET stream-node-max-entries 2 maxmemory 1gb"),
+            run(
+                &s,
+                "CONFIG SET stream-node-max-entries 2 maxmemory 1gb stream-idmp-duration 50"
+            ),
             Reply::ok()
         );
         for i in 1..=5 {
@@ -170,6 +173,16 @@ fn durable_store_keeps_config_set_of_its_data_settings() {
     }
     let s = open(dir.path());
     assert_eq!(s.config_get("stream-node-max-entries").unwrap(), "2");
+    assert_eq!(s.config_get("stream-idmp-duration").unwrap(), "50");
+    // Nodes split as they did before the reopen (the setting was in force on replay).
+    let Reply::Map(info) = run(&s, "XINFO STREAM s") else {
+        panic!("XINFO")
+    };
+    let keys = info
+        .iter()
+        .find(|(k, _)| *k == Reply::bulk_str("radix-tree-keys"))
+        .map(|(_, v)| v.clone());
+    assert_eq!(keys, Some(Reply::Int(3)), "radix-tree-keys");
     // Limits come from whoever opens the store, not from its log.
     assert_eq!(s.config_get("maxmemory").unwrap(), "0");
     s.validate().unwrap();

@@ -165,7 +165,10 @@ class _DedupPartition:
                 self.large,
             )
             if out is not None:
-                yield from out
+                for b in out:
+                    # original_id is added by Spark (a copy of entry_id): one string column
+                    # less through Arrow and back into rows.
+                    yield b if self.keep == "first" else b.select(range(b.num_columns - 1))
                 return
             # Input it does not take (nulls, other types, rows XADD refuses): the store's
             # path below gives the same answers and the store's errors.
@@ -178,7 +181,7 @@ class _DedupPartition:
             }
         )
         fields = self.content if self.content is not None else [self.iid]
-        names = [*table.schema.names, *_DEDUP_COLUMNS]
+        names = [*table.schema.names, *_DEDUP_COLUMNS[:2]]
         try:
             for batch in table.to_batches(max_chunksize=_DEDUP_CHUNK):
                 res = store.xadd_batch(
@@ -208,7 +211,7 @@ class _DedupPartition:
                         names=[*table.schema.names, "entry_id"],
                     )
                 else:
-                    yield pa.RecordBatch.from_arrays([*batch.columns, ids, dup, ids], names=names)
+                    yield pa.RecordBatch.from_arrays([*batch.columns, ids, dup], names=names)
         finally:
             store.close()
 
@@ -276,15 +279,15 @@ def dedup(
     parted = df.repartition(partitions, producer) if partitions else df.repartition(producer)
     extra = [StructField("entry_id", StringType(), True)]
     if keep == "all":
-        extra += [
-            StructField("duplicate", BooleanType(), False),
-            StructField("original_id", StringType(), True),
-        ]
+        extra += [StructField("duplicate", BooleanType(), False)]
     schema = StructType([*df.schema.fields, *extra])
     fn = _DedupPartition(
         producer, iid, content, time, ties, duration, maxsize, _large_strings(df), keep
     )
-    return parted.mapInArrow(fn, schema)
+    out = parted.mapInArrow(fn, schema)
+    if keep == "all":
+        out = out.withColumn("original_id", F.col("entry_id"))
+    return out
 
 
 # ----------------------------------------------------------------------------------- load

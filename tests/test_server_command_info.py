@@ -3,9 +3,10 @@
 For every command the server lists (and each of its subcommands), the machine-readable
 metadata clients and cluster proxies use must be redis-server 8.8's: arity, flags, first
 and last key and step, ACL categories, tips, key specifications (Redis's free-text
-``notes`` left out), and in ``COMMAND DOCS`` the version it appeared in, its group and
-doc flags. Redis has subcommands xstreams does not (CLIENT TRACKING, ...): only the ones
-xstreams lists are compared. Skips without an 8.8 server (``$XSTREAMS_REDIS_SERVER``).
+``notes`` left out), and in ``COMMAND DOCS`` the version it appeared in, its group, doc
+flags and the version that deprecated it. Redis has subcommands xstreams does not (CLIENT
+TRACKING, ...): only the ones xstreams lists are compared. Skips without an 8.8 server
+(``$XSTREAMS_REDIS_SERVER``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ EXTENSIONS = {"xidmp"}
 INFO_FIELDS = ["name", "arity", "flags", "first", "last", "step", "acl", "tips", "keyspecs"]
 # COMMAND DOCS fields compared: the others are prose (summary, complexity, history,
 # replaced_by) or argument trees, which xstreams does not publish.
-DOC_FIELDS = ["since", "group", "doc_flags"]
+DOC_FIELDS = ["since", "group", "doc_flags", "deprecated_since"]
 
 
 @pytest.fixture(scope="module")

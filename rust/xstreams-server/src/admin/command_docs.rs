@@ -239,6 +239,9 @@ pub fn write_docs(o: &mut Out<'_>, c: &CommandSpec, fullname: &str) {
     if !c.doc.flags.is_empty() {
         n += 1;
     }
+    if !c.doc.deprecated_since.is_empty() {
+        n += 1;
+    }
     if !c.subcommands.is_empty() {
         n += 1;
     }
@@ -255,6 +258,10 @@ pub fn write_docs(o: &mut Out<'_>, c: &CommandSpec, fullname: &str) {
         for f in c.doc.flags {
             o.status(&f.to_ascii_lowercase());
         }
+    }
+    if !c.doc.deprecated_since.is_empty() {
+        o.bulk_str("deprecated_since");
+        o.bulk_str(c.doc.deprecated_since);
     }
     if !c.subcommands.is_empty() {
         o.bulk_str("subcommands");

@@ -150,6 +150,8 @@ pub struct Doc {
     pub group: &'static str,
     /// Upper-case doc flags (`DEPRECATED`, `SYSCMD`).
     pub flags: &'static [&'static str],
+    /// The version that deprecated the command (empty when it is not deprecated).
+    pub deprecated_since: &'static str,
 }
 
 /// A command or subcommand.
@@ -502,6 +504,7 @@ pub(crate) const fn m(
             since,
             group,
             flags: &[],
+            deprecated_since: "",
         },
         run: Run::Container,
         subcommands: &[],
@@ -553,6 +556,13 @@ pub(crate) const fn tips(mut c: CommandSpec, tips: &'static [&'static str]) -> C
 
 pub(crate) const fn doc_flags(mut c: CommandSpec, f: &'static [&'static str]) -> CommandSpec {
     c.doc.flags = f;
+    c
+}
+
+/// A deprecated command: the `DEPRECATED` doc flag and the version that deprecated it.
+pub(crate) const fn deprecated(mut c: CommandSpec, since: &'static str) -> CommandSpec {
+    c.doc.flags = &["DEPRECATED"];
+    c.doc.deprecated_since = since;
     c
 }
 

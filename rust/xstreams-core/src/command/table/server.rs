@@ -392,7 +392,7 @@ const WATCH_KEYS: &[KeySpec] = &[KeySpec {
 pub(super) static ROWS: &[CommandSpec] = &[
     srv(m("auth", -2, &[NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY], CONN, "connection", "1.0.0", "Authenticates the connection."), ServerCmd::Auth),
     srv(m("hello", -1, &[NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY], CONN, "connection", "6.0.0", "Handshakes with the Redis server."), ServerCmd::Hello),
-    srv(doc_flags(m("quit", -1, &[ALLOW_BUSY, NOSCRIPT, LOADING, STALE, FAST, NO_AUTH], CONN, "connection", "1.0.0", "Closes the connection."), &["DEPRECATED"]), ServerCmd::Quit),
+    srv(deprecated(m("quit", -1, &[ALLOW_BUSY, NOSCRIPT, LOADING, STALE, FAST, NO_AUTH], CONN, "connection", "1.0.0", "Closes the connection."), "7.2.0"), ServerCmd::Quit),
     srv(m("reset", 1, &[NOSCRIPT, LOADING, STALE, FAST, NO_AUTH, ALLOW_BUSY], CONN, "connection", "6.2.0", "Resets the connection."), ServerCmd::Reset),
     srv(m("select", 2, &[LOADING, STALE, FAST], CONN, "connection", "1.0.0", "Changes the selected database."), ServerCmd::Select),
     srv(container("client", "connection", "2.4.0", "A container for client connection commands.", &CLIENT_SUBS), ServerCmd::Client),

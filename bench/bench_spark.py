@@ -405,13 +405,14 @@ def run_spark_only(quick: bool) -> List[Dict[str, Any]]:
 
 def format_table(rows: List[Dict[str, Any]]) -> str:
     lines = [
-        f"| {'bench':<6} | {'method':<46} | {'rows':>9} | {'seconds':>8} | {'rows/s':>11} |",
-        f"|{'-' * 8}|{'-' * 48}|{'-' * 11}|{'-' * 10}|{'-' * 13}|",
+        f"| {'bench':<6} | {'method':<46} | {'rows':>9} | {'seconds':>8} | {'rows/s':>11} | note",
+        f"|{'-' * 8}|{'-' * 48}|{'-' * 11}|{'-' * 10}|{'-' * 13}|{'-' * 6}",
     ]
     for r in rows:
+        # The note carries the ratios to the peers of the same run (dedup, sink).
         lines.append(
             f"| {r['bench']:<6} | {r['method']:<46} | {r['rows']:>9} | {r['seconds']:>8.3f} | "
-            f"{r['rows_per_s']:>11,} |"
+            f"{r['rows_per_s']:>11,} | {r.get('note', '')}"
         )
     return "\n".join(lines)
 

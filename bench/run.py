@@ -356,7 +356,9 @@ EXTRA_STAGES = (
      "(-P pipeline, -c clients); ratio = xstreams req/s ÷ redis req/s."),
     ("spark", "bench_spark", "Arrow batch paths and Spark",
      "Rows per second: xadd_batch and the Spark UDFs against per-row calls, redis-server "
-     "pipelines and Spark's own dropDuplicates."),
+     "pipelines, Spark's own dropDuplicates and row_number flag, and the streaming source "
+     "and sink (vs dropDuplicatesWithinWatermark); the note column gives the ratios of "
+     "the same run."),
 )  # fmt: skip
 
 

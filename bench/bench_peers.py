@@ -554,6 +554,8 @@ class Driver:
 
     name = "?"
     batched = False
+    #: Runs only some workloads by design (the others are not missing features).
+    partial = False
 
     def __init__(self, backend: Backend, name: str) -> None:
         self.backend = backend
@@ -746,10 +748,65 @@ class ManyDriver(Driver):
         self._run(lambda i: (b"XPENDING", key, group, starts[i & m], b"+", b"100"), n, off)
 
 
-class RustLoopDriver(Driver):
+class _PartialDriver(Driver):
+    """A driver of a few workloads only: the others raise ``Unsupported`` ("—")."""
+
+    partial = True
+    only = ""
+
+    @property
+    def caps(self) -> set:
+        # Only the workloads this driver is for: the others are left out, not missing.
+        return set()
+
+    def na_reason(self, need: str) -> str:
+        return "—"
+
+    def _no(self) -> None:
+        raise Unsupported(self.only)
+
+    def xadd(self, key, size, n, off, mode=None, pids=None):
+        self._no()
+
+    def xrange(self, key, starts, n, off):
+        self._no()
+
+    def readack(self, key, group, consumer, n, state):
+        self._no()
+
+    def nackclaim(self, key, group, n, state):
+        self._no()
+
+    def xpending(self, key, group, n):
+        self._no()
+
+    def xpending_range(self, key, group, starts, n, off):
+        self._no()
+
+
+class ArrowDriver(_PartialDriver):
+    """``Store.xrange_arrow(key, start, "+", 100, decode=False)``: XRANGE COUNT 100 as a
+    pyarrow RecordBatch (binary columns, as the raw path's bytes). XRANGE only."""
+
+    only = "xrange_arrow runs XRANGE only"
+
+    def __init__(self, backend: XStreamsBackend, name: str = "xstreams arrow") -> None:
+        super().__init__(backend, name)
+        self.xa = backend.store.xrange_arrow
+
+    def xrange(self, key, starts, n, off):
+        xa = self.xa
+        m = len(starts) - 1
+        for i in range(off, off + n):
+            xa(key, starts[i & m], b"+", 100, decode=False)
+
+
+class RustLoopDriver(_PartialDriver):
     """The physical limit: the typed XADD in a Rust loop (``xstreams_core::limit``), run
     through the extension's ``_xadd_loop`` on the same store, so it is timed with the same
     reps, load and stream as the Python drivers. Plain XADD only."""
+
+    only = "the Rust loop runs plain XADD only"
 
     def __init__(self, backend: XStreamsBackend, name: str = "xstreams rust loop") -> None:
         super().__init__(backend, name)
@@ -757,33 +814,10 @@ class RustLoopDriver(Driver):
 
         self.loop = _xstreams._xadd_loop
 
-    @property
-    def caps(self) -> set:
-        # Nothing but XADD: the other workloads are left out (not missing features).
-        return set()
-
-    def na_reason(self, need: str) -> str:
-        return "—"
-
     def xadd(self, key, size, n, off, mode=None, pids=None):
         if mode is not None:
-            raise Unsupported("the Rust loop runs plain XADD only")
+            self._no()
         self.loop(self.backend.store, key, size, off, n)
-
-    def xrange(self, key, starts, n, off):
-        raise Unsupported("the Rust loop runs plain XADD only")
-
-    def readack(self, key, group, consumer, n, state):
-        raise Unsupported("the Rust loop runs plain XADD only")
-
-    def nackclaim(self, key, group, n, state):
-        raise Unsupported("the Rust loop runs plain XADD only")
-
-    def xpending(self, key, group, n):
-        raise Unsupported("the Rust loop runs plain XADD only")
-
-    def xpending_range(self, key, group, starts, n, off):
-        raise Unsupported("the Rust loop runs plain XADD only")
 
 
 class PyClientDriver(Driver):

@@ -376,6 +376,19 @@ def _batch_rows(res: dict) -> list:
     return rows
 
 
+ARROW = "xstreams arrow"
+
+
+def _arrow_rows(table: dict) -> list:
+    """``xrange_arrow`` COUNT 100 beside the raw path's XRANGE COUNT 100 (same run)."""
+    cells = table.get("xrange", {})
+    arrow, raw = cells.get(ARROW), cells.get("xstreams raw")
+    if arrow is None or raw is None or not (arrow.ok and raw.ok):
+        return []
+    return [["XRANGE <random start> + COUNT 100", fmt_rate(arrow.best), fmt_rate(raw.best),
+             f"{arrow.best / raw.best:.2f}×"]]  # fmt: skip
+
+
 def client_section(res: dict, cap: str) -> list[str]:
     """``xstreams.Redis`` against its targets: each figure, its peer's, the ratio; the
     physical limit (the typed XADD in a Rust loop) with each Python figure as a fraction
@@ -393,7 +406,8 @@ def client_section(res: dict, cap: str) -> list[str]:
                      f"{ratio:.2f}×", f"≥ {target:g}×", verdict])  # fmt: skip
     limit = _limit_rows(table)
     batch = _batch_rows(res)
-    if not (rows or limit or batch):
+    arrow = _arrow_rows(table)
+    if not (rows or limit or batch or arrow):
         return []
     out = ["## xstreams.Redis (the drop-in) against its targets", ""]
     if rows:
@@ -435,6 +449,19 @@ def client_section(res: dict, cap: str) -> list[str]:
             "run on a quiet machine (load 0.9→2.4): compare only runs of similar load.",
             "",
             _md_table(["method", "rows/s", "2026-11-22", "ratio", "target", ""], batch),
+            "",
+            cap,
+            "",
+        ]
+    if arrow:
+        out += [
+            "### xrange_arrow beside the raw XRANGE",
+            "",
+            "`Store.xrange_arrow(..., decode=False)` calls per second against "
+            "`Store.execute_command('XRANGE', ...)` in the same run (no 2026-11-22 figure "
+            "exists for xrange_arrow).",
+            "",
+            _md_table(["workload", "xrange_arrow", "raw XRANGE", "ratio"], arrow),
             "",
             cap,
             "",

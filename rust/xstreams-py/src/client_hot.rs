@@ -35,12 +35,15 @@ fn is_auto_id(obj: &Bound<'_, PyAny>) -> bool {
     is_one_of(obj, &["*"])
 }
 
-/// Field/value pairs of a non-empty dict, encoded, in order.
-fn dict_pairs<'a>(py: Python<'_>, dict: &'a Bound<'_, PyDict>) -> PyResult<Vec<Cow<'a, [u8]>>> {
-    let mut out = Vec::with_capacity(2 * dict.len());
-    for (k, v) in dict.iter() {
-        out.push(arg_bytes(py, &k)?.into_owned().into());
-        out.push(arg_bytes(py, &v)?.into_owned().into());
+/// A dict's items, held so that their bytes can be borrowed.
+type Items<'py> = Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>;
+
+/// Field/value pairs of `items`, encoded, in order (bytes are borrowed, not copied).
+fn pairs_of<'a>(py: Python<'_>, items: &'a Items<'_>) -> PyResult<Vec<Cow<'a, [u8]>>> {
+    let mut out = Vec::with_capacity(2 * items.len());
+    for (k, v) in items {
+        out.push(arg_bytes(py, k)?);
+        out.push(arg_bytes(py, v)?);
     }
     Ok(out)
 }
@@ -63,7 +66,8 @@ fn xadd_fast(
             iid.map(|i| arg_bytes(py, i)).transpose()?,
         )),
     };
-    let owned = dict_pairs(py, dict)?;
+    let items: Items<'_> = dict.iter().collect();
+    let owned = pairs_of(py, &items)?;
     let pairs: Vec<&[u8]> = owned.iter().map(|c| c.as_ref()).collect();
     let mut a = XaddArgs::new(key.as_ref(), &pairs);
     a.no_mkstream = nomkstream;
@@ -176,7 +180,11 @@ impl NativeClient {
                 None => args.push(Cow::Borrowed(b"*")),
                 Some(i) => args.push(arg_bytes(py, i)?.into_owned().into()),
             }
-            args.extend(dict_pairs(py, dict)?);
+            let items: Items<'_> = dict.iter().collect();
+            for (k, v) in &items {
+                args.push(arg_bytes(py, k)?.into_owned().into());
+                args.push(arg_bytes(py, v)?.into_owned().into());
+            }
             let reply = run_args(py, f, &args)?;
             return raw(py, &reply, f);
         }
@@ -461,14 +469,15 @@ fn read_fast(
         Some((g, c, _)) => Some((arg_bytes(py, g)?, arg_bytes(py, c)?)),
         None => None,
     };
-    let mut keys_owned = Vec::with_capacity(dict.len());
-    let mut ids_owned = Vec::with_capacity(dict.len());
-    for (k, v) in dict.iter() {
-        keys_owned.push(arg_bytes(py, &k)?.into_owned());
-        ids_owned.push(arg_bytes(py, &v)?.into_owned());
+    let items: Items<'_> = dict.iter().collect();
+    let mut keys_owned = Vec::with_capacity(items.len());
+    let mut ids_owned = Vec::with_capacity(items.len());
+    for (k, v) in &items {
+        keys_owned.push(arg_bytes(py, k)?);
+        ids_owned.push(arg_bytes(py, v)?);
     }
-    let keys: Vec<&[u8]> = keys_owned.iter().map(|k| k.as_slice()).collect();
-    let ids: Vec<&[u8]> = ids_owned.iter().map(|k| k.as_slice()).collect();
+    let keys: Vec<&[u8]> = keys_owned.iter().map(|k| k.as_ref()).collect();
+    let ids: Vec<&[u8]> = ids_owned.iter().map(|k| k.as_ref()).collect();
     let mut a = match &names {
         Some((g, c)) => ReadArgs::xreadgroup(g, c, &keys, &ids),
         None => ReadArgs::xread(&keys, &ids),

@@ -17,7 +17,8 @@ pub fn arg_bytes<'a>(py: Python<'_>, obj: &'a Bound<'_, PyAny>) -> PyResult<Cow<
         return Ok(Cow::Borrowed(b.as_bytes()));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Cow::Owned(s.to_cow()?.as_bytes().to_vec()));
+        // The str's own UTF-8 (cached in the object), borrowed: no copy.
+        return Ok(Cow::Borrowed(s.to_str()?.as_bytes()));
     }
     if obj.is_instance_of::<PyBool>() {
         return Err(data_err(

@@ -404,3 +404,30 @@ def test_watch_stats_and_closed_connections(oracle_8_8, xs_serve) -> None:
         while _watch_stats(conns) != (0, 0) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert _watch_stats(conns) == (0, 0)
+
+
+def _client_watch_fields(conns: Connections) -> List[Tuple[str, str]]:
+    """CLIENT INFO's ``flags`` and ``watch`` of A through a watch's life."""
+    _script(conns, [])
+    out = []
+
+    def probe() -> None:
+        line = conns.a.call_raw(["CLIENT", "INFO"]).decode()
+        fields = dict(f.split("=", 1) for f in line.split("\r\n")[1].split() if "=" in f)
+        out.append((fields["flags"], fields["watch"]))
+
+    probe()
+    conns.a.call_raw(["WATCH", "k", "j", "k"])
+    probe()
+    conns.b.call_raw(["SET", "j", "1"])
+    probe()
+    conns.a.call_raw(["MULTI"])
+    conns.a.call_raw(["DISCARD"])
+    probe()
+    return out
+
+
+def test_client_info_shows_watches(oracle_8_8, xs_serve) -> None:
+    want = _client_watch_fields(oracle_8_8)
+    assert want[1] == ("N", "2") and want[2] == ("d", "0"), want
+    assert _client_watch_fields(xs_serve) == want

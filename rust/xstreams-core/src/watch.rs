@@ -199,6 +199,12 @@ impl Watch {
     pub fn is_dirty(&self) -> bool {
         self.dirty.load(Ordering::Relaxed)
     }
+
+    /// The flag [`Watch::is_dirty`] reads, shared (e.g. so CLIENT LIST can show another
+    /// connection's state without its `Watch`).
+    pub fn dirty_flag(&self) -> Arc<AtomicBool> {
+        self.dirty.clone()
+    }
 }
 
 impl Drop for Watch {

@@ -155,6 +155,7 @@ impl Session {
         };
         // EXEC unwatches, whatever its outcome.
         let watch = self.watch.take();
+        self.set_watch(None);
         self.set_multi_count();
         if m.dirty {
             self.error(out, EXECABORT);

@@ -140,6 +140,13 @@ impl Session {
         self.me.fields.lock().unwrap().multi = n;
     }
 
+    /// Set or clear the connection's watched keys, published for CLIENT LIST.
+    pub fn set_watch(&mut self, w: Option<Watch>) {
+        self.me.fields.lock().unwrap().watched =
+            w.as_ref().map(|w| (w.keys().len(), w.dirty_flag()));
+        self.watch = w;
+    }
+
     /// EXEC: run the queued commands. Runs of core commands execute atomically through
     /// `Store::execute_batch`; connection-level commands (SELECT, CLIENT SETNAME, ...)
     /// run in between, in order.

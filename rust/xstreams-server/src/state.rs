@@ -125,6 +125,9 @@ pub struct ClientFields {
     pub last_cmd: String,
     pub no_evict: bool,
     pub no_touch: bool,
+    /// The connection's watched keys (count) and their dirty flag (CLIENT LIST's
+    /// `watch=` and `d` flag).
+    pub watched: Option<(usize, Arc<AtomicBool>)>,
 }
 
 /// How CLIENT UNBLOCK ends a blocked call.

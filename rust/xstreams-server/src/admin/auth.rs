@@ -123,7 +123,7 @@ impl Session {
 
     pub(super) fn reset(&mut self, out: &mut Vec<u8>) {
         self.multi = None;
-        self.watch = None;
+        self.set_watch(None);
         self.set_multi_count();
         self.db = 0;
         self.proto = 2;

@@ -281,6 +281,14 @@ pub fn client_line(sh: &Shared, c: &ClientHandle, cmd: Option<&str>) -> String {
     if c.blocked.load(Ordering::SeqCst) {
         flags.push('b');
     }
+    // A touched watch: redis-server's CLIENT_DIRTY_CAS (its keys are already dropped).
+    let dirty = f
+        .watched
+        .as_ref()
+        .is_some_and(|(_, d)| d.load(Ordering::Relaxed));
+    if dirty {
+        flags.push('d');
+    }
     if f.no_evict {
         flags.push('e');
     }
@@ -292,7 +300,7 @@ pub fn client_line(sh: &Shared, c: &ClientHandle, cmd: Option<&str>) -> String {
     }
     format!(
         "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags={flags} db={} sub=0 psub=0 \
-         ssub=0 multi={} watch=0 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 \
+         ssub=0 multi={} watch={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 \
          obl=0 oll=0 omem=0 omem-shared=0 omem-unshared=0 tot-mem=0 events=r cmd={} \
          user=default redir=-1 resp={} lib-name={} lib-ver={} io-thread=0 tot-net-in={} \
          tot-net-out={} tot-cmds={}",
@@ -306,6 +314,7 @@ pub fn client_line(sh: &Shared, c: &ClientHandle, cmd: Option<&str>) -> String {
             / 1000,
         f.db,
         f.multi,
+        f.watched.as_ref().filter(|_| !dirty).map_or(0, |(n, _)| *n),
         cmd.unwrap_or(&f.last_cmd),
         f.resp,
         String::from_utf8_lossy(&f.lib_name),

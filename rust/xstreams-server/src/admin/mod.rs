@@ -40,13 +40,22 @@ impl Session {
     /// WATCH: the keys join the connection's watched keys (in the selected database).
     fn watch_keys(&mut self, keys: &[Vec<u8>], out: &mut Vec<u8>) {
         let refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
-        let store = &self.sh.store;
-        let done = match &mut self.watch {
-            Some(w) => store.watch_more(w, self.db, &refs),
-            None => store.watch(self.db, &refs).map(|w| self.watch = Some(w)),
+        let store = self.sh.store.clone();
+        let done = match self.watch.take() {
+            Some(mut w) => match store.watch_more(&mut w, self.db, &refs) {
+                Ok(()) => Ok(w),
+                Err(e) => {
+                    self.set_watch(Some(w));
+                    Err(e)
+                }
+            },
+            None => store.watch(self.db, &refs),
         };
         match done {
-            Ok(()) => out.extend_from_slice(b"+OK\r\n"),
+            Ok(w) => {
+                self.set_watch(Some(w));
+                out.extend_from_slice(b"+OK\r\n");
+            }
             Err(e) => self.error(out, &e.0),
         }
     }
@@ -91,11 +100,11 @@ impl Session {
                 }
             }
             Srv::Unwatch => {
-                self.watch = None;
+                self.set_watch(None);
                 out.extend_from_slice(b"+OK\r\n");
             }
             Srv::Discard => {
-                self.watch = None;
+                self.set_watch(None);
                 if self.multi.take().is_none() {
                     self.error(out, errors::DISCARD_WITHOUT_MULTI);
                 } else {

@@ -13,16 +13,13 @@
 
 pub mod replay;
 
+pub use crate::entries::Entries;
+
 use crate::command::{self, Ctx, ReadArgs, XaddArgs, XaddOutcome};
 use crate::db::NUM_DBS;
 use crate::error::CmdError;
-use crate::group::ConsumerGroup;
 use crate::id::StreamId;
-use crate::node::EntryView;
-use crate::read::ReadSink;
-use crate::reply::Reply;
 use crate::store::{Session, Store, CLOSED_ERROR};
-use crate::stream::Stream;
 
 /// The values of one column of a batch of rows.
 #[derive(Clone, Debug)]
@@ -300,231 +297,6 @@ impl Store {
     }
 }
 
-/// Entries in flat buffers shaped like Arrow arrays: entry `i` has ID `ids[i]`, belongs
-/// to stream `keys[stream[i]]`, and its field/value pairs are `pair_offsets[i] ..
-/// pair_offsets[i + 1]`; pair `j`'s name is `names[name_offsets[j] .. name_offsets[j +
-/// 1]]`, its value likewise in `values`. `present[i]` is false for an entry an XREADGROUP
-/// history read lists but that no longer exists (it has no pairs).
-#[derive(Clone, Debug)]
-pub struct Entries {
-    pub keys: Vec<Vec<u8>>,
-    pub stream: Vec<u32>,
-    pub ids: Vec<StreamId>,
-    pub present: Vec<bool>,
-    pub pair_offsets: Vec<i64>,
-    pub name_offsets: Vec<i64>,
-    pub names: Vec<u8>,
-    pub value_offsets: Vec<i64>,
-    pub values: Vec<u8>,
-    /// Per entry, for an XREADGROUP with CLAIM: (idle ms, delivery count) as its reply
-    /// reports them; `None` otherwise.
-    pub delivery: Vec<Option<(u64, u64)>>,
-    /// The stream [`ReadSink`] calls add to.
-    current: u32,
-}
-
-impl Default for Entries {
-    fn default() -> Self {
-        Entries::new()
-    }
-}
-
-impl Entries {
-    /// No entries.
-    pub fn new() -> Self {
-        Entries {
-            keys: Vec::new(),
-            stream: Vec::new(),
-            ids: Vec::new(),
-            present: Vec::new(),
-            pair_offsets: vec![0],
-            name_offsets: vec![0],
-            names: Vec::new(),
-            value_offsets: vec![0],
-            values: Vec::new(),
-            delivery: Vec::new(),
-            current: 0,
-        }
-    }
-
-    /// Number of entries.
-    pub fn len(&self) -> usize {
-        self.ids.len()
-    }
-
-    /// No entries?
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
-    }
-
-    /// Register a stream key; returns its index.
-    pub fn add_key(&mut self, key: &[u8]) -> u32 {
-        if let Some(i) = self.keys.iter().position(|k| k == key) {
-            return i as u32;
-        }
-        self.keys.push(key.to_vec());
-        (self.keys.len() - 1) as u32
-    }
-
-    /// Append an entry of stream `stream` (an index from [`Entries::add_key`]).
-    pub fn push<'x>(
-        &mut self,
-        stream: u32,
-        id: StreamId,
-        pairs: impl Iterator<Item = (&'x [u8], &'x [u8])>,
-    ) {
-        for (f, v) in pairs {
-            self.names.extend_from_slice(f);
-            self.name_offsets.push(self.names.len() as i64);
-            self.values.extend_from_slice(v);
-            self.value_offsets.push(self.values.len() as i64);
-        }
-        self.stream.push(stream);
-        self.ids.push(id);
-        self.present.push(true);
-        self.delivery.push(None);
-        self.pair_offsets.push((self.name_offsets.len() - 1) as i64);
-    }
-
-    /// Append an entry that no longer exists (no pairs).
-    pub fn push_missing(&mut self, stream: u32, id: StreamId) {
-        self.stream.push(stream);
-        self.ids.push(id);
-        self.present.push(false);
-        self.delivery.push(None);
-        self.pair_offsets.push((self.name_offsets.len() - 1) as i64);
-    }
-
-    /// Append the entries of `s` with `start <= id <= end`, ascending; with a group, only
-    /// those it has not acknowledged: the entries of its PEL that still exist, then the
-    /// entries after its last-delivered ID.
-    pub fn push_stream(
-        &mut self,
-        stream: u32,
-        s: &Stream,
-        start: StreamId,
-        end: StreamId,
-        group: Option<&ConsumerGroup>,
-    ) {
-        let Some(g) = group else {
-            for e in s.range(start, end, false) {
-                self.push(stream, e.id, e.pairs());
-            }
-            return;
-        };
-        if start > end {
-            return;
-        }
-        let read_end = end.min(g.last_id);
-        for (id, _) in g.pel_range(start, read_end) {
-            if let Some(e) = s.get(id) {
-                self.push(stream, e.id, e.pairs());
-            }
-        }
-        if let Some(unread) = g.last_id.incr() {
-            for e in s.range(start.max(unread), end, false) {
-                self.push(stream, e.id, e.pairs());
-            }
-        }
-    }
-}
-
-impl Entries {
-    /// The entries of an `XREAD` / `XREADGROUP` reply (RESP2 or RESP3 shape; a null reply
-    /// is no entry). Only a blocked `xread_arrow` still needs it: a blocked call is served
-    /// a reply; non-blocking reads use [`Store::read`].
-    pub fn from_read_reply(reply: &Reply) -> Result<Entries, String> {
-        let mut out = Entries::new();
-        let streams: Vec<(&Reply, &Reply)> = match reply {
-            Reply::Nil | Reply::NilArray => return Ok(out),
-            Reply::Error(e) => return Err(e.clone()),
-            Reply::Map(p) => p.iter().map(|(k, v)| (k, v)).collect(),
-            Reply::Array(items) => {
-                let mut v = Vec::with_capacity(items.len());
-                for it in items {
-                    match it {
-                        Reply::Array(kv) if kv.len() == 2 => v.push((&kv[0], &kv[1])),
-                        _ => return Err("ERR unexpected read reply".into()),
-                    }
-                }
-                v
-            }
-            _ => return Err("ERR unexpected read reply".into()),
-        };
-        let bad = || "ERR unexpected read reply".to_string();
-        for (k, entries) in streams {
-            let Reply::Bulk(key) = k else {
-                return Err(bad());
-            };
-            let si = out.add_key(key);
-            let Reply::Array(entries) = entries else {
-                continue;
-            };
-            for e in entries {
-                let Reply::Array(parts) = e else {
-                    return Err(bad());
-                };
-                let (Some(Reply::Bulk(id)), Some(fv)) = (parts.first(), parts.get(1)) else {
-                    return Err(bad());
-                };
-                let id = crate::id::parse_id(id, 0, true, false).ok_or_else(bad)?.id;
-                match fv {
-                    Reply::Array(fv) => {
-                        let mut pairs = Vec::with_capacity(fv.len() / 2);
-                        for c in fv.chunks_exact(2) {
-                            match (&c[0], &c[1]) {
-                                (Reply::Bulk(f), Reply::Bulk(v)) => {
-                                    pairs.push((f.as_slice(), v.as_slice()))
-                                }
-                                _ => return Err(bad()),
-                            }
-                        }
-                        out.push(si, id, pairs.into_iter());
-                    }
-                    Reply::Map(fv) => {
-                        let mut pairs = Vec::with_capacity(fv.len());
-                        for (f, v) in fv {
-                            match (f, v) {
-                                (Reply::Bulk(f), Reply::Bulk(v)) => {
-                                    pairs.push((f.as_slice(), v.as_slice()))
-                                }
-                                _ => return Err(bad()),
-                            }
-                        }
-                        out.push(si, id, pairs.into_iter());
-                    }
-                    _ => out.push_missing(si, id),
-                }
-            }
-        }
-        Ok(out)
-    }
-}
-
-impl ReadSink for Entries {
-    fn stream(&mut self, key: &[u8]) {
-        self.current = self.add_key(key);
-    }
-
-    fn entry(&mut self, e: &EntryView<'_>, delivery: Option<(u64, u64)>) {
-        self.push(self.current, e.id, e.pairs());
-        *self.delivery.last_mut().expect("entry just pushed") = delivery;
-    }
-
-    fn missing(&mut self, id: StreamId) {
-        self.push_missing(self.current, id);
-    }
-
-    fn unstream(&mut self) {
-        let Some(last) = self.keys.len().checked_sub(1).map(|l| l as u32) else {
-            return;
-        };
-        if self.current == last && self.stream.last() != Some(&last) {
-            self.keys.pop();
-        }
-    }
-}
-
 /// The error a reader gets for a missing group (XREADGROUP's wording without the
 /// command name).
 pub fn nogroup(key: &[u8], group: &[u8]) -> String {
@@ -535,6 +307,7 @@ pub fn nogroup(key: &[u8], group: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::config::Config;
+    use crate::reply::Reply;
 
     fn rows<'a>(key: &'a [u8], vals: &'a [&'a [u8]]) -> XaddRows<'a> {
         XaddRows {

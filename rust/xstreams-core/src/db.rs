@@ -270,7 +270,7 @@ pub struct Keyspace {
     /// Latest command time seen.
     pub last_now: i64,
     /// Running estimate of used memory, for `maxmemory`.
-    pub mem: crate::memory::Gauge,
+    pub mem: crate::gauge::Gauge,
 }
 
 /// Period of the IDMP sweep: redis-server's `serverCron` calls
@@ -307,7 +307,7 @@ impl Keyspace {
             next_idmp_sweep: None,
             next_expire_cycle: None,
             last_now: i64::MIN,
-            mem: crate::memory::Gauge::default(),
+            mem: crate::gauge::Gauge::default(),
         }
     }
 

@@ -34,6 +34,23 @@ pub fn c_arg128(arg: &[u8]) -> String {
     String::from_utf8_lossy(s).into_owned()
 }
 
+/// Error of the commands of an atomic batch discarded because one was rejected.
+pub const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
+
+/// Error of write commands on a store opened read-only.
+pub const READ_ONLY_ERROR: &str = "READONLY You can't write against a read only store.";
+
+/// Error line returned to a blocked caller (and any later command) when the store is
+/// closed.
+pub const CLOSED_ERROR: &str = "ERR the store was closed";
+
+impl CmdError {
+    /// A durable store's log could not be written: writes are refused until it reopens.
+    pub fn misconf(e: impl fmt::Display) -> Self {
+        CmdError::coded(format!("MISCONF Errors writing to the AOF file: {e}"))
+    }
+}
+
 /// Errors of the embedded API (store, batch paths, replay reader, bindings): lines in
 /// the commands' style, for calls that have no Redis equivalent.
 impl CmdError {
@@ -48,6 +65,9 @@ impl CmdError {
     }
     pub fn watch_of_another_store() -> Self {
         CmdError::err("the Watch belongs to another store")
+    }
+    pub fn full_load_part() -> Self {
+        CmdError::err("a full-load part is read from a loaded store")
     }
 }
 
@@ -451,4 +471,121 @@ impl CmdError {
     pub fn no_config_file() -> Self {
         CmdError::coded(NO_CONFIG_FILE)
     }
+}
+/// The `DataError` texts of the Python API, as redis-py raises them for the same bad
+/// arguments (or in its style for options of our own).
+pub mod data {
+    pub const XREAD_STREAMS_EMPTY: &str = "XREAD streams must be a non empty dict";
+    pub const GROUP_AND_CONSUMER: &str = "group and consumer go together";
+    pub const IDMP_NEEDS_PRODUCER: &str =
+        "iid and idmpauto need a producer (a producer column or a pid)";
+    pub const IDMPAUTO_OR_IID: &str = "Only one of ```idmpauto``` or ```iid``` may be specified";
+    pub const PRODUCER_NEEDS_IID: &str = "a producer needs an iid column or idmpauto=True";
+    pub const MAXLEN_OR_MINID: &str = "Only one of ```maxlen``` or ```minid``` may be specified";
+    pub const REF_POLICY: &str = "XADD ref_policy must be one of: KEEPREF, DELREF, ACKED";
+    pub const MAXLEN_NEGATIVE: &str = "XADD maxlen must be non-negative integer";
+
+    /// An argument of a type that is not bytes, str, int or float.
+    pub fn invalid_input(type_name: &str) -> String {
+        format!(
+            "Invalid input of type: '{type_name}'. Convert to a bytes, string, int or float first."
+        )
+    }
+}
+
+/// The RESP server's own error lines (connection level: authentication, transactions,
+/// connections, limits, the protocol), redis-server's exact texts; the server's `errors`
+/// module re-exports them.
+pub mod server {
+    pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+    pub const PROTO_NOT_INTEGER: &str = "ERR Protocol version is not an integer or out of range";
+    pub const NOPROTO: &str = "NOPROTO unsupported protocol version";
+    pub const CLIENT_NAME_CHARS: &str =
+        "ERR Client names cannot contain spaces, newlines or special characters.";
+    pub const DB_INDEX_RANGE_INT: &str =
+        "ERR value is out of range, value must between -2147483648 and 2147483647";
+    pub const DB_INDEX_RANGE: &str = "ERR DB index is out of range";
+    pub const UNBLOCK_REASON: &str = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+    pub const INVALID_CLIENT_ID: &str = "ERR Invalid client ID";
+    pub const NO_SUCH_CLIENT: &str = "ERR No such client";
+    pub const CLIENT_ID_POSITIVE: &str = "ERR client-id should be greater than 0";
+    pub const INVALID_COMMAND: &str = "ERR Invalid command specified";
+    pub const INVALID_ARG_COUNT: &str = "ERR Invalid number of arguments specified for command";
+    pub const NO_KEY_ARGS: &str = "ERR The command has no key arguments";
+    pub const SYNTAX: &str = "ERR syntax error";
+    pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+    pub const MULTI_NESTED: &str = "ERR MULTI calls can not be nested";
+    pub const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
+    pub const NO_SHUTDOWN: &str = "ERR No shutdown in progress.";
+    pub const IN_MEMORY: &str =
+        "ERR this server keeps its data in memory (start it with --dir to persist)";
+    pub const NOAUTH: &str = "NOAUTH Authentication required.";
+    pub const NOT_IN_MULTI: &str = "ERR Command not allowed inside a transaction";
+    pub const EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
+    pub const WATCH_IN_MULTI: &str = "ERR WATCH inside MULTI is not allowed";
+    pub const UNBLOCKED: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+    pub const DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the \
+enable-debug-command option is set to \"local\", you can run it from a local connection, \
+otherwise you need to set this option in the configuration file, and then restart the server.";
+    /// The line a connection over `maxclients` gets before it is closed.
+    pub const MAX_CLIENTS_LINE: &[u8] = b"-ERR max number of clients reached\r\n";
+
+    pub const AUTH_WITHOUT_PASSWORD: &str = "ERR AUTH <password> called without any password \
+configured for the default user. Are you sure your configuration is correct?";
+
+    /// An operation of the store failed (SAVE, BGSAVE: compaction).
+    pub fn failed(e: &dyn std::fmt::Display) -> String {
+        format!("ERR {e}")
+    }
+    /// DEBUG VALIDATE found a broken invariant.
+    pub fn invalid_store(e: &dyn std::fmt::Display) -> String {
+        format!("ERR invalid store: {e}")
+    }
+    pub fn hello_option(opt: &str) -> String {
+        format!("ERR Syntax error in HELLO option '{opt}'")
+    }
+    pub fn unrecognized_option(opt: &str) -> String {
+        format!("ERR Unrecognized option '{opt}'")
+    }
+    pub fn attr_chars(attr: &str) -> String {
+        format!("ERR {attr} cannot contain spaces, newlines or special characters.")
+    }
+    pub fn unknown_client_type(t: &str) -> String {
+        format!("ERR Unknown client type '{t}'")
+    }
+    pub fn debug_subcommand(sub: &str) -> String {
+        format!("ERR unknown subcommand or wrong number of arguments for '{sub}'. Try DEBUG HELP.")
+    }
+
+    /// redis-server's reply to a non-loopback client in protected mode.
+    /// The beginning of a protocol error line (the reason follows).
+    pub const PROTOCOL_ERROR: &str = "ERR Protocol error: ";
+    /// The beginning of the protocol error for a byte other than `$` (the byte and a quote
+    /// follow).
+    pub const PROTOCOL_EXPECTED_DOLLAR: &str = "ERR Protocol error: expected '$', got '";
+    /// HELLO without AUTH on a connection that must authenticate.
+    pub const NOAUTH_HELLO: &str = "NOAUTH HELLO must be called with the client already \
+authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to \
+authenticate the client and select the RESP protocol version at the same time";
+
+    pub const PROTECTED_MODE_ERROR: &str =
+        "-DENIED Redis is running in protected mode because protected \
+mode is enabled and no password is set for the default user. \
+In this mode connections are only accepted from the loopback interface. \
+If you want to connect from external computers to Redis you \
+may adopt one of the following solutions: \
+1) Just disable protected mode sending the command \
+'CONFIG SET protected-mode no' from the loopback interface \
+by connecting to Redis from the same host the server is \
+running, however MAKE SURE Redis is not publicly accessible \
+from internet if you do so. Use CONFIG REWRITE to make this \
+change permanent. \
+2) Alternatively you can just disable the protected mode by \
+editing the Redis configuration file, and setting the protected \
+mode option to 'no', and then restarting the server. \
+3) If you started the server manually just for testing, restart \
+it with the '--protected-mode no' option. \
+4) Set up an authentication password for the default user. \
+NOTE: You only need to do one of the above things in order for \
+the server to start accepting connections from the outside.\r\n";
 }

@@ -11,10 +11,13 @@
 //! - [`stream`]: a stream: nodes, counters, iteration, deletion, trimming.
 //! - [`group`]: consumer groups, the pending entries list with its time-ordered list and
 //!   NACK zone, and consumers.
+//! - [`pel`]: the work on a group's pending entries (delivery, claiming, XACK, XNACK,
+//!   XPENDING) as methods of the group types, with typed outcomes.
 //! - [`idmp`]: idempotent producers (XADD IDMP / IDMPAUTO).
 //! - [`db`]: the keyspace (streams and a minimal string type).
 //! - [`dedup`]: IDMP answers for whole producer histories without a store (Spark dedup).
 //! - [`command`]: parsing, execution and replies of every command.
+//! - [`entries`]: entries in flat Arrow-shaped buffers (a read sink).
 //! - [`read`]: typed results of the reading commands (a sink per consumer: replies,
 //!   Arrow-shaped batches) and the MAXCOUNT / MAXSIZE budget.
 //! - [`info`]: INFO's sections, shared by the embedded store and the server.
@@ -31,7 +34,9 @@ pub mod command;
 pub mod config;
 pub mod db;
 pub mod dedup;
+pub mod entries;
 pub mod error;
+pub mod gauge;
 pub mod group;
 pub mod id;
 pub mod idmp;
@@ -41,6 +46,7 @@ pub mod lpsize;
 pub mod memory;
 pub mod node;
 pub mod num;
+pub mod pel;
 pub mod persist;
 pub mod rax;
 pub mod rdb;

@@ -6,7 +6,7 @@
 //! ([`BASE_OVERHEAD`], what an empty server reports), the figure `maxmemory` is compared
 //! with and INFO shows as `used_memory`.
 //!
-//! Walking every key on every write would cost too much, so a [`Gauge`] keeps the last
+//! Walking every key on every write would cost too much, so a [`crate::gauge::Gauge`] keeps the last
 //! walk and adds the argument bytes of each write since; it walks again once the writes
 //! since add up to 1/64 of the limit (at least 64 KiB), and before refusing a command, so
 //! a refusal is always decided on an exact walk (deletes shrink memory; the estimate only
@@ -45,64 +45,15 @@ pub fn over_maxmemory(ks: &mut Keyspace) -> bool {
         return false;
     }
     let mut gauge = std::mem::take(&mut ks.mem);
-    let over = gauge.over(ks, limit);
+    let over = gauge.over(limit, || used_memory(ks));
     ks.mem = gauge;
     over
-}
-
-/// A running estimate of [`used_memory`] (see the module docs).
-#[derive(Clone, Debug, Default)]
-pub struct Gauge {
-    /// `used_memory` at the last walk (`None`: never walked).
-    walked: Option<u64>,
-    /// Argument bytes of writes since the last walk.
-    grown: u64,
-    /// Anything written since the last walk (a delete too)?
-    changed: bool,
-}
-
-impl Gauge {
-    /// Is the gauge following writes (it has walked once)?
-    pub fn tracking(&self) -> bool {
-        self.walked.is_some()
-    }
-
-    /// Note a write command whose arguments add up to `arg_bytes`.
-    pub fn note_write(&mut self, arg_bytes: u64) {
-        self.grown += arg_bytes;
-        self.changed = true;
-    }
-
-    /// Forget the last walk (everything may have changed: FLUSHALL, loading).
-    pub fn invalidate(&mut self) {
-        self.walked = None;
-    }
-
-    fn walk(&mut self, ks: &Keyspace) -> u64 {
-        let used = used_memory(ks);
-        self.walked = Some(used);
-        self.grown = 0;
-        self.changed = false;
-        used
-    }
-
-    /// Is `used_memory` above `limit`? Walks when the estimate is stale or says yes.
-    pub fn over(&mut self, ks: &Keyspace, limit: u64) -> bool {
-        let Some(walked) = self.walked else {
-            return self.walk(ks) > limit;
-        };
-        let estimate = walked + self.grown;
-        let stale = self.grown >= (limit / 64).max(64 * 1024);
-        if self.changed && (stale || estimate > limit) {
-            return self.walk(ks) > limit;
-        }
-        estimate > limit
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gauge::Gauge;
     use crate::store::Store;
 
     #[test]
@@ -125,11 +76,11 @@ mod tests {
         let s = Store::default();
         s.with_keyspace(|ks| {
             let mut g = Gauge::default();
-            assert!(!g.over(ks, BASE_OVERHEAD + 10));
+            assert!(!g.over(BASE_OVERHEAD + 10, || used_memory(ks)));
             // An estimate above the limit is checked by walking: nothing is stored.
             g.note_write(1 << 20);
-            assert!(!g.over(ks, BASE_OVERHEAD + 10));
-            assert!(g.over(ks, BASE_OVERHEAD - 1));
+            assert!(!g.over(BASE_OVERHEAD + 10, || used_memory(ks)));
+            assert!(g.over(BASE_OVERHEAD - 1, || used_memory(ks)));
         });
     }
 }

@@ -2,9 +2,9 @@
 //!
 //! A read pushes what it serves into a [`ReadSink`]: the streams served in order, each
 //! with its entries and, for an XREADGROUP with CLAIM, the delivery information of each
-//! entry. Two sinks exist: [`ReplySink`] builds the RESP2/RESP3 [`Reply`] the commands
-//! send, and [`crate::batch::Entries`] collects flat Arrow-shaped buffers for the batch
-//! paths. Both see the same calls, so the command is implemented once and nothing a read
+//! entry. Two sinks exist: [`crate::reply::ReplySink`] builds the RESP2/RESP3 reply the
+//! commands send, and [`crate::entries::Entries`] collects flat Arrow-shaped
+//! buffers for the batch paths. Both see the same calls, so the command is implemented once and nothing a read
 //! replies is ever parsed back.
 //!
 //! ```
@@ -25,7 +25,6 @@
 
 use crate::id::StreamId;
 use crate::node::EntryView;
-use crate::reply::Reply;
 
 /// Where a read puts what it serves.
 pub trait ReadSink {
@@ -134,83 +133,4 @@ fn entry_len(e: Option<&EntryView<'_>>, id: StreamId, four: bool) -> u64 {
         n += 2 * 8;
     }
     n
-}
-
-/// Builds the reply of a read: `[[key, [entry, ...]], ...]` in RESP2, a map in RESP3.
-#[derive(Debug, Default)]
-pub struct ReplySink {
-    served: Vec<(Reply, Vec<Reply>)>,
-}
-
-impl ReplySink {
-    pub fn new() -> Self {
-        ReplySink::default()
-    }
-
-    /// Was any stream served?
-    pub fn is_empty(&self) -> bool {
-        self.served.is_empty()
-    }
-
-    /// The entries of a single-stream read (XRANGE) as the reply's array.
-    pub fn into_entries(self) -> Reply {
-        Reply::Array(
-            self.served
-                .into_iter()
-                .next()
-                .map(|(_, v)| v)
-                .unwrap_or_default(),
-        )
-    }
-
-    /// The XREAD / XREADGROUP reply (a null array when no stream was served).
-    pub fn into_reply(self, protocol: u8) -> Reply {
-        if self.served.is_empty() {
-            return Reply::NilArray;
-        }
-        let served = self.served.into_iter().map(|(k, v)| (k, Reply::Array(v)));
-        if protocol >= 3 {
-            Reply::Map(served.collect())
-        } else {
-            Reply::Array(served.map(|(k, v)| Reply::Array(vec![k, v])).collect())
-        }
-    }
-
-    fn current(&mut self) -> &mut Vec<Reply> {
-        if self.served.is_empty() {
-            self.served.push((Reply::Nil, Vec::new()));
-        }
-        &mut self.served.last_mut().expect("a stream is open").1
-    }
-}
-
-impl ReadSink for ReplySink {
-    fn stream(&mut self, key: &[u8]) {
-        self.served.push((Reply::bulk(key), Vec::new()));
-    }
-
-    fn entry(&mut self, e: &EntryView<'_>, delivery: Option<(u64, u64)>) {
-        let mut fv = Vec::with_capacity(e.num_fields() * 2);
-        for (f, v) in e.pairs() {
-            fv.push(Reply::Bulk(f.to_vec()));
-            fv.push(Reply::Bulk(v.to_vec()));
-        }
-        let mut item = vec![Reply::id(&e.id), Reply::Array(fv)];
-        if let Some((idle, count)) = delivery {
-            item.push(Reply::Int(idle as i64));
-            item.push(Reply::Int(count as i64));
-        }
-        self.current().push(Reply::Array(item));
-    }
-
-    fn missing(&mut self, id: StreamId) {
-        self.current()
-            .push(Reply::Array(vec![Reply::id(&id), Reply::NilArray]));
-    }
-
-    fn unstream(&mut self) {
-        if self.served.last().is_some_and(|(_, v)| v.is_empty()) {
-            self.served.pop();
-        }
-    }
 }

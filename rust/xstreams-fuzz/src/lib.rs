@@ -71,8 +71,12 @@ pub fn resp(data: &[u8]) {
                 }
                 Err(e) => {
                     let line = e.reply();
+                    let prefix =
+                        xstreams_core::error::server::PROTOCOL_ERROR.trim_end_matches(": ");
                     assert!(
-                        line.starts_with(b"-ERR Protocol error") && line.ends_with(b"\r\n"),
+                        line.strip_prefix(b"-")
+                            .is_some_and(|l| l.starts_with(prefix.as_bytes()))
+                            && line.ends_with(b"\r\n"),
                         "bad protocol error reply {:?}",
                         String::from_utf8_lossy(&line)
                     );

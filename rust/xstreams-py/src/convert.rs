@@ -9,6 +9,7 @@ use pyo3::types::{
 use xstreams_core::Reply;
 
 use crate::errors::{data_err, reply_error};
+use xstreams_core::error::data;
 
 /// Encode one argument the way redis-py's `Encoder` does: bytes as is, str as UTF-8,
 /// int and float as their decimal text; bool and other types are rejected.
@@ -21,10 +22,7 @@ pub fn arg_bytes<'a>(py: Python<'_>, obj: &'a Bound<'_, PyAny>) -> PyResult<Cow<
         return Ok(Cow::Borrowed(s.to_str()?.as_bytes()));
     }
     if obj.is_instance_of::<PyBool>() {
-        return Err(data_err(
-            py,
-            "Invalid input of type: 'bool'. Convert to a bytes, string, int or float first.".into(),
-        ));
+        return Err(data_err(py, data::invalid_input("bool")));
     }
     // repr, as redis-py's Encoder (it differs from str only for int/float subclasses).
     if obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>() {
@@ -38,12 +36,7 @@ pub fn arg_bytes<'a>(py: Python<'_>, obj: &'a Bound<'_, PyAny>) -> PyResult<Cow<
         return Ok(Cow::Owned(b.cast::<PyBytes>()?.as_bytes().to_vec()));
     }
     let tname = obj.get_type().name()?.to_string();
-    Err(data_err(
-        py,
-        format!(
-            "Invalid input of type: '{tname}'. Convert to a bytes, string, int or float first."
-        ),
-    ))
+    Err(data_err(py, data::invalid_input(&tname)))
 }
 
 /// Convert a reply to Python. Nested errors become exception instances; a top-level

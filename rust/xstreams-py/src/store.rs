@@ -19,7 +19,7 @@ use crate::errors::{internal_err, persist_err, reply_err};
 use crate::watch::Watch;
 
 /// How long a blocked read sleeps between checks for Python signals (Ctrl-C).
-const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+pub(crate) const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {

@@ -63,7 +63,7 @@ impl ProtocolError {
             ProtocolError::ExpectedDollar(c) => {
                 // addReplyErrorFormat("... got '%c'"): a NUL ends the C string there, and
                 // CR / LF are replaced by spaces.
-                let mut v = b"ERR Protocol error: expected '$', got '".to_vec();
+                let mut v = crate::errors::PROTOCOL_EXPECTED_DOLLAR.as_bytes().to_vec();
                 match *c {
                     0 => return v,
                     b'\r' | b'\n' => v.push(b' '),
@@ -73,7 +73,7 @@ impl ProtocolError {
                 return v;
             }
         };
-        let mut v = b"ERR Protocol error: ".to_vec();
+        let mut v = crate::errors::PROTOCOL_ERROR.as_bytes().to_vec();
         v.extend_from_slice(msg);
         v
     }

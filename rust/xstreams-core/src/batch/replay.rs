@@ -26,9 +26,10 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use super::{nogroup, Entries};
-use crate::command::{self, Ctx, Outcome};
+use crate::command::{self, Ctx};
 use crate::config::Config;
 use crate::db::{KeyEntry, Keyspace, Value, NUM_DBS};
+use crate::error::CmdError;
 use crate::id::StreamId;
 use crate::persist::log::{self as plog, LogItem, ParseStop};
 use crate::persist::snapshot::{self, KeyIndex};
@@ -36,7 +37,6 @@ use crate::persist::{
     corrupt, io_err, log_name, replay_log, snapshot_name, ErrorKind, Manifest, PersistError,
     MANIFEST,
 };
-use crate::reply::Reply;
 use crate::stream::Stream;
 
 /// A failed read: a store problem, or an error reply (NOGROUP, WRONGTYPE).
@@ -366,7 +366,7 @@ pub fn plan(
     rows_per_part: u64,
 ) -> Result<Vec<Part>, ReadError> {
     if db >= NUM_DBS {
-        return Err(ReadError::Reply("ERR DB index is out of range".into()));
+        return Err(ReadError::Reply(CmdError::db_index_out_of_range().0));
     }
     let touch = scan_logs(files, db, keys, group)?;
     let snap = match &files.snapshot {
@@ -512,9 +512,7 @@ pub fn read_part(
         None => None,
     };
     match part.kind {
-        PartKind::Full => Err(ReadError::Reply(
-            "ERR a full-load part is read from a loaded store".into(),
-        )),
+        PartKind::Full => Err(ReadError::Reply(CmdError::full_load_part().0)),
         PartKind::Snapshot => {
             let Some(snap) = snap.as_mut() else {
                 return Err(ReadError::Store(corrupt(
@@ -600,7 +598,11 @@ fn tail_stream(
                     let mut ctx = Ctx::new(&mut ks, db, now, 2);
                     ctx.replaying = true;
                     ctx.deny_blocking = true;
-                    if let Outcome::Reply(Reply::Error(e)) = command::execute(&mut ctx, &refs) {
+                    // The logged XADD through its table row (arity) and its typed
+                    // implementation: an error comes back typed, no reply is looked at.
+                    let added = command::resolve(&refs)
+                        .and_then(|_| command::execute_typed(&mut ctx, &refs, command::xadd_argv));
+                    if let Err(e) = added {
                         return Err(corrupt(
                             path,
                             offset as u64,
@@ -650,7 +652,7 @@ pub fn read_loaded(
     out: &mut Entries,
 ) -> Result<(), ReadError> {
     if db >= NUM_DBS {
-        return Err(ReadError::Reply("ERR DB index is out of range".into()));
+        return Err(ReadError::Reply(CmdError::db_index_out_of_range().0));
     }
     match ks.dbs[db].get(&part.key) {
         None => match group {
@@ -661,6 +663,6 @@ pub fn read_loaded(
             value: Value::Stream(s),
             ..
         }) => push_from(out, s, &part.key, part.start, part.end, group),
-        Some(_) => Err(ReadError::Reply(crate::error::CmdError::wrong_type().0)),
+        Some(_) => Err(ReadError::Reply(CmdError::wrong_type().0)),
     }
 }

@@ -2,10 +2,16 @@
 //! flags, keys, docs, handler of every command) with Redis's arity and unknown-command
 //! errors, and the execution context handlers use.
 //!
-//! Each handler parses its arguments into typed options with the shared parsers in
-//! [`args`], executes against the keyspace, and returns a [`Reply`]. Handlers check
-//! arguments and keys in the same order as redis-server, because the first failing check
-//! decides which error the client sees.
+//! Each handler parses its arguments into typed arguments with the shared parsers in
+//! [`args`] (checking arguments and keys in the same order as redis-server, because the
+//! first failing check decides which error the client sees), calls the command's one
+//! implementation, and builds the [`Reply`] from its typed outcome (in [`crate::reply`]).
+//! The typed implementations are public (`xadd_typed`, `read_typed`,
+//! `read_typed_or_block`, `xclaim_typed`, `xautoclaim_typed`, `xack_typed`,
+//! `xnack_typed`, `xpending_summary`, `xpending_range`): [`crate::Store`]'s typed API runs
+//! each as one command, with [`typed_write`] standing in for the table's write refusal and
+//! the command's own log record. Group delivery, claiming and NACKs are the group types'
+//! ([`crate::pel`]); what they change is logged here (`propagate_pel_events`).
 
 mod admin;
 pub mod args;
@@ -24,8 +30,11 @@ mod xread;
 
 pub mod table;
 
+pub use xack::{xack_typed, xnack_typed};
 pub use xadd::{parse_xadd, xadd_argv, xadd_typed, XaddArgs, XaddOutcome};
-pub use xread::{read_typed, ReadArgs};
+pub use xclaim::{xautoclaim_typed, xclaim_typed};
+pub use xpending::{xpending_range, xpending_summary};
+pub use xread::{read_typed, read_typed_or_block, OwnedReadArgs, ReadArgs};
 
 use crate::db::{Db, KeyEntry, Keyspace, Value};
 use crate::error::{CmdError, CmdResult};
@@ -344,6 +353,41 @@ pub(crate) fn xclaim_record(
     v
 }
 
+/// Record what a PEL operation changed, in order: a claim or delivery as the XCLAIM that
+/// reproduces it (plus its move to the tail of the time list when it was appended out of
+/// time order), a record dropped for a deleted entry as an XACK.
+pub(crate) fn propagate_pel_events(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    group: &[u8],
+    consumer: &[u8],
+    events: &[crate::pel::PelEvent],
+    last_id: crate::id::StreamId,
+) {
+    use crate::pel::PelEvent;
+    for ev in events {
+        match *ev {
+            PelEvent::Dropped(id) => {
+                ctx.also_propagate(vec![
+                    b"XACK".to_vec(),
+                    key.to_vec(),
+                    group.to_vec(),
+                    id.to_bytes(),
+                ]);
+            }
+            PelEvent::Delivered(d) => {
+                ctx.also_propagate(xclaim_record(
+                    key, group, consumer, d.id, d.time, d.count, d.force, last_id,
+                ));
+                if d.to_tail {
+                    let (key, group, id) = (key.to_vec(), group.to_vec(), d.id);
+                    ctx.propagate_record(LogRecord::PelToTail { key, group, id });
+                }
+            }
+        }
+    }
+}
+
 /// `XGROUP SETID key group id ENTRIESREAD n` (propagates a group's read position).
 pub(crate) fn setid_record(
     key: &[u8],
@@ -431,6 +475,27 @@ pub fn execute_typed<R>(
     check_write(ctx)?;
     let out = f(ctx, args);
     record_own(ctx, args);
+    out
+}
+
+/// Run a typed write command (not DENYOOM) as [`execute`] runs its argument vector:
+/// refused when the context says so (read-only store, log failure), then `f`, then, when
+/// it changed something, `argv()` (the command in canonical form) counted as written
+/// memory and logged, unless the command logged its effects itself.
+pub fn typed_write<R>(
+    ctx: &mut Ctx<'_>,
+    argv: impl FnOnce() -> Vec<Vec<u8>>,
+    f: impl FnOnce(&mut Ctx<'_>) -> CmdResult<R>,
+) -> CmdResult<R> {
+    if let Some(e) = &ctx.reject_writes {
+        return Err(e.clone());
+    }
+    let out = f(ctx);
+    if ctx.dirty > 0 && (ctx.ks.mem.tracking() || ctx.recording()) {
+        let argv = argv();
+        let refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+        record_own(ctx, &refs);
+    }
     out
 }
 

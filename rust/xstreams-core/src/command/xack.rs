@@ -1,4 +1,5 @@
-//! XACK, XACKDEL and XNACK.
+//! XACK, XACKDEL and XNACK: arguments parsed here, the PEL changed by the group
+//! ([`crate::pel`]).
 
 use super::args::{int, is, strict_id};
 use super::xrange::{delete_with_policy, parse_ackdel, parse_ids};
@@ -6,6 +7,7 @@ use super::Ctx;
 use crate::error::{CmdError, CmdResult};
 use crate::id::StreamId;
 use crate::num::string2ll;
+use crate::pel::{NackArgs, NackMode};
 use crate::reply::Reply;
 
 /// `XACK key group id [id ...]`
@@ -13,22 +15,28 @@ pub fn xack(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let Some(s) = ctx.stream(args[1])? else {
         return Ok(Reply::Int(0));
     };
-    let Some(g) = s.groups.lookup(args[2]) else {
+    if s.groups.lookup(args[2]).is_none() {
         return Ok(Reply::Int(0));
-    };
+    }
     let ids = args[3..]
         .iter()
         .map(|a| strict_id(a))
         .collect::<CmdResult<Vec<StreamId>>>()?;
-    let mut acked = 0;
-    for id in ids {
-        if let Some(p) = s.groups.get(g).pel_idx(&id) {
-            s.groups.remove_pending(g, p);
-            acked += 1;
-        }
-    }
-    ctx.dirty += acked as u64;
-    Ok(Reply::Int(acked))
+    Ok(Reply::Int(xack_typed(ctx, args[1], args[2], &ids)? as i64))
+}
+
+/// XACK from typed arguments: how many of `ids` were pending (0 without the key or the
+/// group).
+pub fn xack_typed(ctx: &mut Ctx<'_>, key: &[u8], group: &[u8], ids: &[StreamId]) -> CmdResult<u64> {
+    let Some(s) = ctx.stream(key)? else {
+        return Ok(0);
+    };
+    let Some(g) = s.groups.lookup(group) else {
+        return Ok(0);
+    };
+    let acked = s.group_mut(g).ack(ids);
+    ctx.dirty += acked;
+    Ok(acked)
 }
 
 /// `XACKDEL key group [KEEPREF|DELREF|ACKED] IDS numids id [id ...]`
@@ -80,37 +88,16 @@ pub fn xackdel(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     Ok(Reply::Array(out))
 }
 
-/// How XNACK adjusts the delivery counter.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NackMode {
-    /// Undo the delivery (counter - 1, not below 0).
-    Silent,
-    /// Keep the counter.
-    Fail,
-    /// Mark as permanently failed (counter = `i64::MAX`).
-    Fatal,
-}
-
-fn nack_count(current: u64, mode: NackMode, retrycount: Option<u64>) -> u64 {
-    if let Some(r) = retrycount {
-        return r;
-    }
-    match mode {
-        NackMode::Silent => current.saturating_sub(1),
-        NackMode::Fail => current,
-        NackMode::Fatal => i64::MAX as u64,
-    }
-}
-
 /// `XNACK key group <SILENT|FAIL|FATAL> IDS numids id [id ...] [RETRYCOUNT count] [FORCE]`
 pub fn xnack(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
+    // The group is looked up before the options are parsed, as in redis-server.
     let group = match ctx.stream(args[1])? {
         Some(s) => s.groups.lookup(args[2]),
         None => None,
     };
-    let Some(g) = group else {
+    if group.is_none() {
         return Err(CmdError::nogroup_key_or_group(args[1], args[2]));
-    };
+    }
     let mode = if is(args[3], "SILENT") {
         NackMode::Silent
     } else if is(args[3], "FAIL") {
@@ -160,30 +147,27 @@ pub fn xnack(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         .iter()
         .map(|a| strict_id(a))
         .collect::<CmdResult<Vec<StreamId>>>()?;
-    let s = ctx.stream(args[1])?.expect("checked");
-    let mut nacked = 0i64;
-    for id in ids {
-        match s.groups.get(g).pel_idx(&id) {
-            Some(p) => {
-                let cg = s.groups.get_mut(g);
-                let c = nack_count(cg.record(p).delivery_count, mode, retrycount);
-                cg.set_delivery_count(p, c);
-                cg.nack(p);
-            }
-            None if force => {
-                if !s.contains(id) {
-                    continue;
-                }
-                let c = nack_count(0, mode, retrycount);
-                s.groups.add_nacked(g, id, c);
-            }
-            None => continue,
-        }
-        nacked += 1;
-    }
+    let mut a = NackArgs::new(args[1], args[2], mode, &ids);
+    a.retry_count = retrycount;
+    a.force = force;
+    Ok(Reply::Int(xnack_typed(ctx, &a)? as i64))
+}
+
+/// XNACK from typed arguments: the group lookup (NOGROUP), then the release; how many
+/// entries were released. Readers blocked on the key are woken.
+pub fn xnack_typed(ctx: &mut Ctx<'_>, a: &NackArgs<'_>) -> CmdResult<u64> {
+    let g = match ctx.stream(a.key)? {
+        Some(s) => s.groups.lookup(a.group),
+        None => None,
+    };
+    let Some(g) = g else {
+        return Err(CmdError::nogroup_key_or_group(a.key, a.group));
+    };
+    let s = ctx.stream(a.key)?.expect("checked");
+    let nacked = s.group_mut(g).nack(a.ids, a.mode, a.retry_count, a.force);
     if nacked > 0 {
-        ctx.dirty += nacked as u64;
-        ctx.signal(args[1]);
+        ctx.dirty += nacked;
+        ctx.signal(a.key);
     }
-    Ok(Reply::Int(nacked))
+    Ok(nacked)
 }

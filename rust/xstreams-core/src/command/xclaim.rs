@@ -1,81 +1,34 @@
-//! XCLAIM and XAUTOCLAIM.
+//! XCLAIM and XAUTOCLAIM: argument parsing into [`ClaimArgs`] / [`AutoclaimArgs`], the
+//! group lookup, the claim itself ([`crate::pel`]), its log records, and the reply built
+//! from the outcome.
 
 use super::args::{int_or, is, range_start, strict_id};
-use super::{setid_record, xclaim_record, Ctx};
+use super::{propagate_pel_events, setid_record, Ctx, LogRecord};
 use crate::error::{CmdError, CmdResult};
-use crate::id::{parse_id, StreamId};
+use crate::id::parse_id;
 use crate::num::string2ll;
+use crate::pel::{AutoclaimArgs, AutoclaimOutcome, ClaimArgs, ClaimDelivery, ClaimOutcome};
 use crate::reply::Reply;
-use crate::stream::{entry_reply, GroupIdx, Stream};
+use crate::stream::GroupIdx;
 
-/// Log record for a pending entry dropped because its stream entry is gone: an XACK.
-/// (redis-server propagates an XCLAIM by the owner, which would also refresh the owner's
-/// seen-time on replay; XACK has exactly the effect of dropping the record.)
-fn dropped_records(s: &Stream, g: GroupIdx, p: usize, key: &[u8], group: &[u8]) -> Vec<Vec<u8>> {
-    let r = s.groups.get(g).record(p);
-    vec![
-        b"XACK".to_vec(),
-        key.to_vec(),
-        group.to_vec(),
-        r.id.to_bytes(),
-    ]
-}
+/// Largest XAUTOCLAIM COUNT (redis-server's bound, so COUNT * attempts cannot overflow).
+const AUTOCLAIM_MAX_COUNT: u64 = (i64::MAX / 16) as u64;
 
-/// Log record reproducing a claim just made.
-fn claimed_record(
-    s: &Stream,
-    g: GroupIdx,
-    p: usize,
-    key: &[u8],
-    group: &[u8],
-    consumer: &[u8],
-) -> Vec<Vec<u8>> {
-    let cg = s.groups.get(g);
-    let r = cg.record(p);
-    xclaim_record(
-        key,
-        group,
-        consumer,
-        r.id,
-        r.delivery_time,
-        r.delivery_count,
-        true,
-        cg.last_id,
-    )
-}
-
-fn claim_one(
-    s: &mut Stream,
-    g: GroupIdx,
-    p: usize,
-    c: usize,
-    time: i64,
-    retry: Option<u64>,
-    justid: bool,
-    now: i64,
-) {
-    let cg = s.groups.get_mut(g);
-    cg.update_delivery_time(p, time);
-    match retry {
-        Some(r) => cg.set_delivery_count(p, r),
-        None if !justid => cg.incr_delivery_count(p),
-        None => {}
-    }
-    cg.set_owner(p, c);
-    cg.consumer_mut(c).active_time = now;
+/// The group `group` of stream `key`, or XCLAIM's NOGROUP error.
+fn find_group(ctx: &mut Ctx<'_>, key: &[u8], group: &[u8]) -> CmdResult<GroupIdx> {
+    let g = match ctx.stream(key)? {
+        Some(s) => s.groups.lookup(group),
+        None => None,
+    };
+    g.ok_or_else(|| CmdError::nogroup_key_or_group(key, group))
 }
 
 /// `XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME unix-ms]
 /// [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID id]`
 pub fn xclaim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
-    let group = match ctx.stream(args[1])? {
-        Some(s) => s.groups.lookup(args[2]),
-        None => None,
-    };
-    let Some(g) = group else {
-        return Err(CmdError::nogroup_key_or_group(args[1], args[2]));
-    };
-    let minidle = int_or(args[4], CmdError::xclaim_min_idle)?.max(0);
+    // The group is looked up before the options are parsed, as in redis-server.
+    find_group(ctx, args[1], args[2])?;
+    let min_idle = int_or(args[4], CmdError::xclaim_min_idle)?;
     let mut ids = Vec::new();
     let mut j = 5;
     while j < args.len() {
@@ -85,242 +38,112 @@ pub fn xclaim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         }
         j += 1;
     }
-    let now = ctx.now;
-    let mut last_id = StreamId::MIN;
-    let mut deliverytime: i64 = -1;
-    let mut retry: Option<u64> = None;
-    let mut force = false;
-    let mut justid = false;
+    let mut a = ClaimArgs::new(args[1], args[2], args[3], min_idle, &[]);
     while j < args.len() {
         let more = args.len() - 1 - j;
         let opt = args[j];
         if is(opt, "FORCE") {
-            force = true;
+            a.force = true;
         } else if is(opt, "JUSTID") {
-            justid = true;
+            a.justid = true;
         } else if is(opt, "IDLE") && more > 0 {
             j += 1;
-            let v = int_or(args[j], CmdError::xclaim_idle)?;
-            deliverytime = now.wrapping_sub(v);
+            a.delivery = Some(ClaimDelivery::Idle(int_or(args[j], CmdError::xclaim_idle)?));
         } else if is(opt, "TIME") && more > 0 {
             j += 1;
-            deliverytime = int_or(args[j], CmdError::xclaim_time)?;
+            a.delivery = Some(ClaimDelivery::Time(int_or(args[j], CmdError::xclaim_time)?));
         } else if is(opt, "RETRYCOUNT") && more > 0 {
             j += 1;
             let v = string2ll(args[j]).ok_or_else(CmdError::xclaim_retrycount)?;
             // A negative count means "not given", as in Redis.
-            retry = if v >= 0 { Some(v as u64) } else { None };
+            a.retry_count = (v >= 0).then_some(v as u64);
         } else if is(opt, "LASTID") && more > 0 {
             j += 1;
-            last_id = strict_id(args[j])?;
+            a.last_id = Some(strict_id(args[j])?);
         } else {
             return Err(CmdError::xclaim_unrecognized(opt));
         }
         j += 1;
     }
+    a.ids = &ids;
+    Ok(xclaim_typed(ctx, &a)?.into())
+}
+
+/// XCLAIM from typed arguments: the group lookup (NOGROUP), the claim, its log records.
+pub fn xclaim_typed(ctx: &mut Ctx<'_>, a: &ClaimArgs<'_>) -> CmdResult<ClaimOutcome> {
+    let g = find_group(ctx, a.key, a.group)?;
+    let now = ctx.now;
     let recording = ctx.recording();
     ctx.prevent_propagation();
-    let mut records: Vec<Vec<Vec<u8>>> = Vec::new();
-    let s = ctx.stream(args[1])?.expect("checked");
-    let mut dirty = 0u64;
-    let mut propagate_last_id = false;
-    if last_id > s.groups.get(g).last_id {
-        s.groups.set_last_id(g, last_id);
-        dirty += 1;
-        propagate_last_id = true;
-    }
-    if deliverytime != -1 {
-        if deliverytime < 0 || deliverytime > now {
-            deliverytime = now;
-        }
-    } else {
-        deliverytime = now;
-    }
-    let c = match s.groups.get(g).consumer_idx(args[3]) {
-        Some(c) => c,
-        None => {
-            dirty += 1;
-            s.groups
-                .get_mut(g)
-                .create_consumer(args[3], now)
-                .expect("absent")
-        }
-    };
-    s.groups.get_mut(g).consumer_mut(c).seen_time = now;
-    let mut out = Vec::new();
-    for id in ids {
-        let mut pel = s.groups.get(g).pel_idx(&id);
-        if !s.contains(id) {
-            if let Some(p) = pel {
-                if recording {
-                    records.push(dropped_records(s, g, p, args[1], args[2]));
-                }
-                s.groups.remove_pending(g, p);
-                dirty += 1;
-            }
-            continue;
-        }
-        if force && pel.is_none() {
-            pel = s.groups.add_pending(g, id, None, now);
-        }
-        let Some(p) = pel else { continue };
-        {
-            let r = s.groups.get(g).record(p);
-            if r.consumer.is_some() && minidle != 0 && now - r.delivery_time < minidle {
-                continue;
-            }
-        }
-        claim_one(s, g, p, c, deliverytime, retry, justid, now);
-        if justid {
-            out.push(Reply::id(&id));
-        } else {
-            out.push(entry_reply(&s.get(id).expect("entry exists")));
-        }
-        if recording {
-            records.push(claimed_record(s, g, p, args[1], args[2], args[3]));
-            propagate_last_id = false;
-        }
-        dirty += 1;
-    }
-    let (er, gl) = (s.groups.get(g).entries_read, s.groups.get(g).last_id);
-    let cons = s.groups.get(g).consumer(c);
+    let s = ctx.stream(a.key)?.expect("checked");
+    let mut grp = s.group_mut(g);
+    let (out, fx) = grp.claim(a, now);
+    let cg = grp.group();
+    let (er, last_id) = (cg.entries_read, cg.last_id);
+    let cons = cg.consumer(fx.consumer);
     let (seen, active) = (cons.seen_time, cons.active_time);
-    ctx.dirty += dirty;
+    ctx.dirty += fx.dirty;
     if recording {
-        for r in records {
-            ctx.also_propagate(r);
-        }
-        if propagate_last_id {
-            ctx.also_propagate(setid_record(args[1], args[2], gl, er));
-            let (key, group) = (args[1].to_vec(), args[2].to_vec());
-            ctx.propagate_record(super::LogRecord::EntriesRead {
+        propagate_pel_events(ctx, a.key, a.group, a.consumer, &fx.events, last_id);
+        // A claim's record carries LASTID; without one, the moved last ID needs its own.
+        if fx.last_id_set && out.entries.is_empty() {
+            ctx.also_propagate(setid_record(a.key, a.group, last_id, er));
+            let (key, group) = (a.key.to_vec(), a.group.to_vec());
+            ctx.propagate_record(LogRecord::EntriesRead {
                 key,
                 group,
                 value: er,
             });
         }
-        ctx.propagate_consumer_times(args[1], args[2], args[3], seen, active);
+        ctx.propagate_consumer_times(a.key, a.group, a.consumer, seen, active);
     }
-    Ok(Reply::Array(out))
+    Ok(out)
 }
 
 /// `XAUTOCLAIM key group consumer min-idle-time start [COUNT count] [JUSTID]`
 pub fn xautoclaim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
-    const ATTEMPTS_FACTOR: i64 = 10;
-    let minidle = int_or(args[4], CmdError::xautoclaim_min_idle)?.max(0);
+    let min_idle = int_or(args[4], CmdError::xautoclaim_min_idle)?;
     let start = range_start(args[5])?;
-    let mut count: i64 = 100;
-    let mut justid = false;
+    let mut a = AutoclaimArgs::new(args[1], args[2], args[3], min_idle, start);
     let mut j = 6;
     while j < args.len() {
         let more = args.len() - 1 - j;
         if is(args[j], "COUNT") && more > 0 {
-            let max_count = i64::MAX / 16;
-            count = string2ll(args[j + 1])
-                .filter(|&n| (1..=max_count).contains(&n))
-                .ok_or_else(CmdError::xautoclaim_count)?;
+            a.count = string2ll(args[j + 1])
+                .filter(|&n| n >= 1 && n as u64 <= AUTOCLAIM_MAX_COUNT)
+                .ok_or_else(CmdError::xautoclaim_count)? as u64;
             j += 1;
         } else if is(args[j], "JUSTID") {
-            justid = true;
+            a.justid = true;
         } else {
             return Err(CmdError::syntax());
         }
         j += 1;
     }
-    let group = match ctx.stream(args[1])? {
-        Some(s) => s.groups.lookup(args[2]),
-        None => None,
-    };
-    let Some(g) = group else {
-        return Err(CmdError::nogroup_key_or_group(args[1], args[2]));
-    };
+    Ok(xautoclaim_typed(ctx, &a)?.into())
+}
+
+/// XAUTOCLAIM from typed arguments: the COUNT bound, the group lookup (NOGROUP), the
+/// claim, its log records.
+pub fn xautoclaim_typed(ctx: &mut Ctx<'_>, a: &AutoclaimArgs<'_>) -> CmdResult<AutoclaimOutcome> {
+    if a.count == 0 || a.count > AUTOCLAIM_MAX_COUNT {
+        return Err(CmdError::xautoclaim_count());
+    }
+    let g = find_group(ctx, a.key, a.group)?;
     let now = ctx.now;
     let recording = ctx.recording();
     ctx.prevent_propagation();
-    let mut records: Vec<Vec<Vec<u8>>> = Vec::new();
-    let s = ctx.stream(args[1])?.expect("checked");
-    let mut dirty = 0u64;
-    let c = match s.groups.get(g).consumer_idx(args[3]) {
-        Some(c) => c,
-        None => {
-            dirty += 1;
-            s.groups
-                .get_mut(g)
-                .create_consumer(args[3], now)
-                .expect("absent")
-        }
-    };
-    s.groups.get_mut(g).consumer_mut(c).seen_time = now;
-    let mut attempts = count.saturating_mul(ATTEMPTS_FACTOR);
-    let mut claimed = Vec::new();
-    let mut deleted = Vec::new();
-    let mut cursor = start;
-    let mut next_cursor: Option<StreamId> = None;
-    loop {
-        if attempts == 0 || count == 0 {
-            // The reply cursor is the next pending ID after the last one examined.
-            next_cursor = s.groups.get(g).pel_seek_ge(cursor).map(|(id, _)| id);
-            break;
-        }
-        attempts -= 1;
-        let Some((id, p)) = s.groups.get(g).pel_seek_ge(cursor) else {
-            break;
-        };
-        cursor = match id.incr() {
-            Some(n) => n,
-            None => StreamId::MAX,
-        };
-        let at_end = id == StreamId::MAX;
-        if !s.contains(id) {
-            if recording {
-                records.push(dropped_records(s, g, p, args[1], args[2]));
-            }
-            s.groups.remove_pending(g, p);
-            deleted.push(id);
-            dirty += 1;
-            count -= 1;
-            if at_end {
-                break;
-            }
-            continue;
-        }
-        {
-            let r = s.groups.get(g).record(p);
-            if r.consumer.is_some() && minidle != 0 && now - r.delivery_time < minidle {
-                if at_end {
-                    break;
-                }
-                continue;
-            }
-        }
-        claim_one(s, g, p, c, now, None, justid, now);
-        if justid {
-            claimed.push(Reply::id(&id));
-        } else {
-            claimed.push(entry_reply(&s.get(id).expect("entry exists")));
-        }
-        if recording {
-            records.push(claimed_record(s, g, p, args[1], args[2], args[3]));
-        }
-        count -= 1;
-        dirty += 1;
-        if at_end {
-            break;
-        }
-    }
-    let end_id = next_cursor.unwrap_or(StreamId::MIN);
-    let cons = s.groups.get(g).consumer(c);
+    let s = ctx.stream(a.key)?.expect("checked");
+    let mut grp = s.group_mut(g);
+    let (out, fx) = grp.autoclaim(a, now);
+    let cg = grp.group();
+    let last_id = cg.last_id;
+    let cons = cg.consumer(fx.consumer);
     let (seen, active) = (cons.seen_time, cons.active_time);
-    ctx.dirty += dirty;
+    ctx.dirty += fx.dirty;
     if recording {
-        for r in records {
-            ctx.also_propagate(r);
-        }
-        ctx.propagate_consumer_times(args[1], args[2], args[3], seen, active);
+        propagate_pel_events(ctx, a.key, a.group, a.consumer, &fx.events, last_id);
+        ctx.propagate_consumer_times(a.key, a.group, a.consumer, seen, active);
     }
-    Ok(Reply::Array(vec![
-        Reply::id(&end_id),
-        Reply::Array(claimed),
-        Reply::Array(deleted.iter().map(Reply::id).collect()),
-    ]))
+    Ok(out)
 }

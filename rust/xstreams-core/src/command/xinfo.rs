@@ -6,8 +6,9 @@ use super::Ctx;
 use crate::error::{CmdError, CmdResult};
 use crate::group::{ConsumerGroup, INVALID_ENTRIES_READ};
 use crate::id::StreamId;
+use crate::reply::entry_reply;
 use crate::reply::{map, Reply};
-use crate::stream::{entry_reply, Stream};
+use crate::stream::Stream;
 
 const XINFO_HELP: &[&str] = &[
     "CONSUMERS <key> <groupname>",

@@ -5,8 +5,9 @@ use super::Ctx;
 use crate::error::{CmdError, CmdResult};
 use crate::id::StreamId;
 use crate::num::string2ll;
+use crate::reply::entry_reply;
 use crate::reply::Reply;
-use crate::stream::{entry_reply, RefPolicy, Stream};
+use crate::stream::{RefPolicy, Stream};
 
 fn xrange_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], rev: bool) -> CmdResult<Reply> {
     let (start_arg, end_arg) = if rev {

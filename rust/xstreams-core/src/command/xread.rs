@@ -3,17 +3,19 @@
 //!
 //! Layers: [`parse`] (argument vector -> [`ReadArgs`]), [`resolve`] (keys, groups and
 //! IDs, with the errors in redis-server's order), [`serve`] (the entries of each stream
-//! into a [`ReadSink`], group delivery and its propagation), then the reply or the block
-//! request ([`xread`]) or the typed batch ([`read_typed`]).
+//! into a [`ReadSink`]; delivery to a consumer is the group's ([`crate::pel`]), its
+//! propagation is here), then the reply or the block request ([`xread`]) or the typed
+//! batch ([`read_typed`]).
 
 use super::args::{block_timeout, eq, int, int_or, is, strict_id};
-use super::{setid_record, xclaim_record, BlockRequest, Ctx, LogRecord};
+use super::{propagate_pel_events, setid_record, BlockRequest, Ctx, LogRecord};
 use crate::error::{CmdError, CmdResult};
-use crate::group::{ConsumerIdx, INVALID_ENTRIES_READ};
+use crate::group::ConsumerIdx;
 use crate::id::StreamId;
-use crate::read::{Budget, ReadSink, ReplySink};
-use crate::reply::Reply;
-use crate::stream::{GroupIdx, RangeIter, Stream};
+use crate::pel::{Delivery, PelEvent};
+use crate::read::{Budget, ReadSink};
+use crate::reply::{Reply, ReplySink};
+use crate::stream::GroupIdx;
 
 /// Typed arguments of XREAD / XREADGROUP.
 #[derive(Clone, Debug)]
@@ -26,7 +28,8 @@ pub struct ReadArgs<'a> {
     pub max_count: u64,
     /// `MAXSIZE`: reply bytes over all streams, soft (0: no cap).
     pub max_size: u64,
-    /// `BLOCK` timeout in ms (-1: not blocking; typed reads never block).
+    /// `BLOCK` timeout in ms (0: forever; -1: not blocking). [`read_typed`] never blocks;
+    /// [`crate::Store::start_read`] does.
     pub timeout: i64,
     /// `CLAIM min-idle-time` (-1: none).
     pub min_idle: i64,
@@ -156,6 +159,9 @@ fn check_typed(o: &ReadArgs<'_>) -> CmdResult<()> {
     if o.max_count != 0 && o.count > o.max_count {
         return Err(CmdError::maxcount_below_count());
     }
+    if o.timeout < -1 {
+        return Err(CmdError::timeout_negative());
+    }
     Ok(())
 }
 
@@ -263,6 +269,14 @@ fn block_request(
             new_args[o.streams_arg + n + idx] = r.ids[idx].to_bytes();
         }
     }
+    let mut req = typed_block_request(now, o, served);
+    req.args = new_args;
+    req
+}
+
+/// The request to block with, without arguments to run again (a typed read keeps its
+/// [`OwnedReadArgs`]).
+fn typed_block_request(now: i64, o: &ReadArgs<'_>, served: &Served) -> BlockRequest {
     let claim_wake_at = (served.min_idle != -1).then(|| {
         let base = if served.min_pel_delivery_time != i64::MAX {
             served.min_pel_delivery_time
@@ -274,10 +288,125 @@ fn block_request(
     BlockRequest {
         keys: o.keys.iter().map(|k| k.to_vec()).collect(),
         timeout_ms: o.timeout,
-        args: new_args,
+        args: Vec::new(),
         claim_wake_at,
         unblock_on_nokey: o.group.is_some(),
     }
+}
+
+/// [`ReadArgs`] owned, with `$` replaced by the ID it stood for: what a blocked typed read
+/// runs again when woken (nothing is parsed again).
+#[derive(Clone, Debug)]
+pub struct OwnedReadArgs {
+    group: Option<(Vec<u8>, Vec<u8>)>,
+    count: u64,
+    max_count: u64,
+    max_size: u64,
+    timeout: i64,
+    min_idle: i64,
+    noack: bool,
+    keys: Vec<Vec<u8>>,
+    ids: Vec<Vec<u8>>,
+}
+
+impl OwnedReadArgs {
+    fn new(o: &ReadArgs<'_>, r: &Resolved) -> Self {
+        OwnedReadArgs {
+            group: o.group.map(|(g, c)| (g.to_vec(), c.to_vec())),
+            count: o.count,
+            max_count: o.max_count,
+            max_size: o.max_size,
+            timeout: o.timeout,
+            min_idle: o.min_idle,
+            noack: o.noack,
+            keys: o.keys.iter().map(|k| k.to_vec()).collect(),
+            ids: o
+                .ids
+                .iter()
+                .enumerate()
+                .map(|(i, a)| {
+                    if eq(a, "$") {
+                        r.ids[i].to_bytes()
+                    } else {
+                        a.to_vec()
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// Run `f` on these arguments as [`ReadArgs`].
+    pub fn with<R>(&self, f: impl FnOnce(&ReadArgs<'_>) -> R) -> R {
+        let keys: Vec<&[u8]> = self.keys.iter().map(|k| k.as_slice()).collect();
+        let ids: Vec<&[u8]> = self.ids.iter().map(|k| k.as_slice()).collect();
+        let mut a = ReadArgs::xread(&keys, &ids);
+        a.group = self
+            .group
+            .as_ref()
+            .map(|(g, c)| (g.as_slice(), c.as_slice()));
+        a.count = self.count;
+        a.max_count = self.max_count;
+        a.max_size = self.max_size;
+        a.timeout = self.timeout;
+        a.min_idle = self.min_idle;
+        a.noack = self.noack;
+        f(&a)
+    }
+}
+
+/// A sink that counts the streams served (an unserved stream is taken back).
+struct Counted<'s, S> {
+    inner: &'s mut S,
+    streams: usize,
+}
+
+impl<S: ReadSink> ReadSink for Counted<'_, S> {
+    fn stream(&mut self, key: &[u8]) {
+        self.streams += 1;
+        self.inner.stream(key);
+    }
+    fn entry(&mut self, e: &crate::node::EntryView<'_>, delivery: Option<(u64, u64)>) {
+        self.inner.entry(e, delivery);
+    }
+    fn missing(&mut self, id: StreamId) {
+        self.inner.missing(id);
+    }
+    fn unstream(&mut self) {
+        self.streams -= 1;
+        self.inner.unstream();
+    }
+}
+
+/// XREAD / XREADGROUP from typed arguments into `sink`, blocking as the commands do: when
+/// no stream was served and `o.timeout` is not -1 (and the context allows blocking), the
+/// request to block with and the arguments to run again when woken.
+pub fn read_typed_or_block(
+    ctx: &mut Ctx<'_>,
+    o: &ReadArgs<'_>,
+    sink: &mut impl ReadSink,
+) -> CmdResult<Option<(BlockRequest, OwnedReadArgs)>> {
+    if o.group.is_some() {
+        if let Some(e) = &ctx.reject_writes {
+            return Err(e.clone());
+        }
+    }
+    check_typed(o)?;
+    if o.timeout > 0 && o.timeout > i64::MAX - ctx.now {
+        return Err(CmdError::timeout_out_of_range());
+    }
+    let r = resolve(ctx, o)?;
+    let mut counted = Counted {
+        inner: sink,
+        streams: 0,
+    };
+    let served = serve(ctx, o, &r, &mut counted)?;
+    if counted.streams > 0 || o.timeout == -1 || ctx.deny_blocking {
+        return Ok(None);
+    }
+    Ok(Some((
+        typed_block_request(ctx.now, o, &served),
+        OwnedReadArgs::new(o, &r),
+    )))
 }
 
 /// Serve every stream that has something for the reader, in the caller's order, until
@@ -398,25 +527,25 @@ fn serve(
         }
         let s = ctx.stream(key)?.expect("stream exists");
         let mut dirty = 0u64;
-        let mut rec: Delivered = Vec::new();
+        let mut events: Vec<PelEvent> = Vec::new();
         let last_before = s.groups.get(g).last_id;
         let er_before = s.groups.get(g).entries_read;
         sink.stream(key);
         budget.stream(key);
         let before = budget.served();
         let mut d = Delivery {
-            g,
             c,
             count: o.count,
             now,
             dirty: &mut dirty,
-            rec: &mut rec,
+            events: &mut events,
             budget: &mut budget,
         };
+        let mut grp = s.group_mut(g);
         if serve_history {
-            serve_history_entries(s, start, &mut d, sink);
+            grp.deliver_history(start, &mut d, sink);
         } else {
-            serve_group(s, start, min_idle, claimed_only, o.noack, &mut d, sink);
+            grp.deliver_new(start, min_idle, claimed_only, o.noack, &mut d, sink);
         }
         if budget.exhausted() && budget.served() == before {
             sink.unstream();
@@ -428,22 +557,7 @@ fn serve(
             ctx.dirty += 1;
         }
         if ctx.recording() {
-            for (id, t, n, force, to_tail) in &rec {
-                ctx.also_propagate(xclaim_record(
-                    key,
-                    gname,
-                    cname,
-                    *id,
-                    *t,
-                    *n,
-                    *force,
-                    last_before,
-                ));
-                if *to_tail {
-                    let (key, group, id) = (key.to_vec(), gname.to_vec(), *id);
-                    ctx.propagate_record(LogRecord::PelToTail { key, group, id });
-                }
-            }
+            propagate_pel_events(ctx, key, gname, cname, &events, last_before);
             if last_after != last_before || er_after != er_before {
                 ctx.also_propagate(setid_record(key, gname, last_after, er_after));
                 // XGROUP SETID clamps ENTRIESREAD to entries-added; the exact value:
@@ -454,7 +568,7 @@ fn serve(
                     value: er_after,
                 });
             }
-            if created && (o.noack || rec.is_empty()) {
+            if created && (o.noack || events.is_empty()) {
                 ctx.also_propagate(createconsumer_record(key, gname, cname));
             }
             let (seen, active) = consumer_times(ctx, key, g, c)?;
@@ -487,167 +601,4 @@ fn consumer_times(
     let s = ctx.stream(key)?.expect("stream exists");
     let cons = s.groups.get(g).consumer(c);
     Ok((cons.seen_time, cons.active_time))
-}
-
-/// A delivery to record in the log: (id, delivery time, delivery count, force, appended
-/// at the tail out of time order).
-type Delivered = Vec<(StreamId, i64, u64, bool, bool)>;
-
-/// One group delivery in progress: the group and consumer, the per-stream COUNT, the
-/// command time, and what it changed, records and may still serve.
-struct Delivery<'d> {
-    g: GroupIdx,
-    c: ConsumerIdx,
-    count: u64,
-    now: i64,
-    dirty: &'d mut u64,
-    rec: &'d mut Delivered,
-    budget: &'d mut Budget,
-}
-
-/// A group read from a consumer's own history (`XREADGROUP ... <id>`): entries of its PEL
-/// with ID >= start; deleted entries come as `[id, nil]`. Each served entry counts a
-/// delivery.
-fn serve_history_entries(
-    s: &mut Stream,
-    start: StreamId,
-    d: &mut Delivery<'_>,
-    sink: &mut impl ReadSink,
-) {
-    let (g, c, now) = (d.g, d.c, d.now);
-    let ids: Vec<StreamId> = {
-        let cg = s.groups.get(g);
-        let it = cg.consumer(c).pel.range(start..).copied();
-        if d.count == 0 {
-            it.collect()
-        } else {
-            it.take(d.count as usize).collect()
-        }
-    };
-    for id in ids {
-        match s.get(id) {
-            Some(e) => {
-                if !d.budget.admit(Some(&e), id, false) {
-                    return;
-                }
-                sink.entry(&e, None);
-                let cg = s.groups.get_mut(g);
-                if let Some(p) = cg.pel_idx(&id) {
-                    cg.incr_delivery_count(p);
-                    cg.update_delivery_time(p, now);
-                    d.rec
-                        .push((id, now, cg.record(p).delivery_count, false, false));
-                    *d.dirty += 1;
-                }
-            }
-            None => {
-                if !d.budget.admit(None, id, false) {
-                    return;
-                }
-                sink.missing(id);
-            }
-        }
-    }
-}
-
-/// A group read of new entries (`>`), optionally preceded by claiming idle pending entries
-/// (CLAIM): NACKed entries first, then pending entries idle at least `min_idle`, oldest
-/// delivery first, then new entries, `count` in total.
-fn serve_group(
-    s: &mut Stream,
-    start: StreamId,
-    min_idle: i64,
-    claimed_only: bool,
-    noack: bool,
-    d: &mut Delivery<'_>,
-    sink: &mut impl ReadSink,
-) {
-    let (g, c, now, count) = (d.g, d.c, d.now, d.count);
-    let mut served = 0u64;
-    if min_idle != -1 {
-        let cg = s.groups.get(g);
-        let tail = cg.time_tail();
-        let mut cur = cg.time_head();
-        while let Some(p) = cur {
-            let (next, id, dt, dc) = {
-                let cg = s.groups.get(g);
-                let r = cg.record(p);
-                (cg.time_next(p), r.id, r.delivery_time, r.delivery_count)
-            };
-            let idle = (now.wrapping_sub(dt)) as u64;
-            if idle < min_idle as u64 {
-                break;
-            }
-            if let Some(e) = s.get(id) {
-                if !d.budget.admit(Some(&e), id, true) {
-                    return;
-                }
-                sink.entry(&e, Some((idle, dc)));
-                let cg = s.groups.get_mut(g);
-                cg.set_owner(p, c);
-                cg.incr_delivery_count(p);
-                cg.update_delivery_time(p, now);
-                cg.consumer_mut(c).active_time = now;
-                d.rec
-                    .push((id, now, cg.record(p).delivery_count, true, false));
-                *d.dirty += 1;
-                served += 1;
-                if count != 0 && served >= count {
-                    break;
-                }
-            }
-            cur = if Some(p) == tail { None } else { next };
-        }
-    }
-    if claimed_only || (count != 0 && count == served) {
-        return;
-    }
-    let meta = s.meta();
-    let four = min_idle != -1;
-    let Stream { rax, groups, .. } = s;
-    for e in RangeIter::new(rax, start, StreamId::MAX, false) {
-        let id = e.id;
-        if !d.budget.admit(Some(&e), id, four) {
-            return;
-        }
-        let cg = groups.get(g);
-        if id > cg.last_id {
-            let mut er = cg.entries_read;
-            if er != INVALID_ENTRIES_READ
-                && cg.last_id >= meta.first_id
-                && !meta.range_has_tombstones(Some(cg.last_id), None)
-            {
-                er = er.wrapping_add(1);
-            } else if meta.entries_added != 0 {
-                er = meta.estimate_distance(id);
-            }
-            groups.get_mut(g).entries_read = er;
-            groups.set_last_id(g, id);
-            *d.dirty += 1;
-        }
-        sink.entry(&e, four.then_some((0, 0)));
-        served += 1;
-        if !noack {
-            let mut to_tail = false;
-            match groups.get(g).pel_idx(&id) {
-                None => {
-                    if let Some(p) = groups.add_pending(g, id, Some(c), now) {
-                        to_tail = groups.get(g).out_of_order(p);
-                    }
-                }
-                Some(p) => {
-                    let cg = groups.get_mut(g);
-                    cg.set_owner(p, c);
-                    cg.set_delivery_count(p, 1);
-                    cg.update_delivery_time(p, now);
-                }
-            }
-            d.rec.push((id, now, 1, true, to_tail));
-            groups.get_mut(g).consumer_mut(c).active_time = now;
-            *d.dirty += 1;
-        }
-        if count != 0 && count == served {
-            break;
-        }
-    }
 }

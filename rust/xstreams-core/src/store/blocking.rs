@@ -5,8 +5,10 @@
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use crate::command::{BlockRequest, Outcome};
-use crate::db::Value;
+use crate::command::{self, BlockRequest, Outcome, OwnedReadArgs, ReadArgs};
+use crate::db::{Value, NUM_DBS};
+use crate::entries::Entries;
+use crate::error::CmdError;
 use crate::reply::Reply;
 
 use super::{Shared, State, Store, CLOSED_ERROR};
@@ -21,8 +23,38 @@ pub(super) struct Waiter {
     /// Place in line (redis-server serves the clients blocked on a key in the order they
     /// blocked); a re-executed command that blocks again goes to the end.
     order: u64,
-    /// The reply, once a writer has served it (the caller collects it in `wait`).
-    done: Option<Reply>,
+    /// A typed read (its arguments; served as [`Entries`]), or `None` for a command
+    /// given as arguments (served a reply).
+    typed: Option<OwnedReadArgs>,
+    /// The result, once a writer has served it (the caller collects it in `wait`).
+    done: Option<Served>,
+}
+
+/// What a blocked call was served.
+enum Served {
+    Reply(Reply),
+    Entries(Box<Result<Entries, CmdError>>),
+}
+
+/// How a wait ended.
+enum Waited {
+    Served(Served),
+    TimedOut,
+    Closed,
+    Blocked(BlockedCall),
+}
+
+/// Progress of a typed read that may block (see [`Store::start_read`]).
+// Returned once per call and matched at once: boxing the entries would only add an
+// allocation.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum ReadStep {
+    /// The read finished: the entries served (none when its timeout expired), or its
+    /// error.
+    Done(Result<Entries, CmdError>),
+    /// The read waits for data.
+    Blocked(BlockedCall),
 }
 
 /// What a command signaled for blocked readers.
@@ -83,20 +115,16 @@ impl State {
             let now = Instant::now();
             let mut next = Signals::default();
             let run = |st: &mut State, id: u64, next: &mut Signals| {
-                let w = st.waiters.get(&id).expect("waiting call");
-                let (db, protocol) = (w.db, w.protocol);
-                let args = w.req.args.clone();
-                let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-                let (out, s) = Store::run(st, db, protocol, &refs, false);
+                let (out, s) = st.run_waiter(id);
                 next.add(s.keys, s.flushed_dbs);
                 let order = st.next_order();
                 let w = st.waiters.get_mut(&id).expect("waiting call");
                 match out {
-                    Outcome::Reply(r) => {
-                        w.done = Some(r);
+                    Ok(done) => {
+                        w.done = Some(done);
                         true
                     }
-                    Outcome::Block(req) => {
+                    Err(req) => {
                         w.req = req;
                         w.order = order;
                         false
@@ -135,12 +163,45 @@ impl State {
         served
     }
 
+    /// Run waiting call `id` again: what it was served, or the request to keep blocking
+    /// with; and what it signaled.
+    fn run_waiter(&mut self, id: u64) -> (Result<Served, BlockRequest>, Signals) {
+        let w = self.waiters.get(&id).expect("waiting call");
+        let (db, protocol) = (w.db, w.protocol);
+        if let Some(typed) = w.typed.clone() {
+            let mut out = Entries::new();
+            let (r, sig, failed) = Store::run_with(self, db, 2, false, |ctx| {
+                typed.with(|a| command::read_typed_or_block(ctx, a, &mut out))
+            });
+            let done = match (failed, r) {
+                (Some(e), _) | (None, Err(e)) => Ok(Served::Entries(Box::new(Err(e)))),
+                (None, Ok(Some((req, _)))) => Err(req),
+                (None, Ok(None)) => Ok(Served::Entries(Box::new(Ok(out)))),
+            };
+            return (done, sig);
+        }
+        let args = w.req.args.clone();
+        let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        let (out, sig) = Store::run(self, db, protocol, &refs, false);
+        let done = match out {
+            Outcome::Reply(r) => Ok(Served::Reply(r)),
+            Outcome::Block(req) => Err(req),
+        };
+        (done, sig)
+    }
+
     fn next_order(&mut self) -> u64 {
         self.next_order += 1;
         self.next_order
     }
 
-    fn block(&mut self, db: usize, protocol: u8, req: BlockRequest) -> (u64, Option<Instant>) {
+    fn block(
+        &mut self,
+        db: usize,
+        protocol: u8,
+        req: BlockRequest,
+        typed: Option<OwnedReadArgs>,
+    ) -> (u64, Option<Instant>) {
         self.next_call += 1;
         let deadline = (req.timeout_ms > 0)
             .then(|| Instant::now() + Duration::from_millis(req.timeout_ms as u64));
@@ -153,6 +214,7 @@ impl State {
                 req,
                 deadline,
                 order,
+                typed,
                 done: None,
             },
         );
@@ -207,21 +269,96 @@ impl Store {
         self.maybe_compact(&mut st);
         match out {
             Outcome::Reply(r) => Step::Done(r),
-            Outcome::Block(req) => {
-                let (id, deadline) = st.block(db, protocol, req);
-                Step::Blocked(BlockedCall {
-                    id,
-                    deadline,
-                    shared: Arc::downgrade(&self.shared),
-                })
+            Outcome::Block(req) => Step::Blocked(self.blocked(&mut st, db, protocol, req, None)),
+        }
+    }
+
+    fn blocked(
+        &self,
+        st: &mut State,
+        db: usize,
+        protocol: u8,
+        req: BlockRequest,
+        typed: Option<OwnedReadArgs>,
+    ) -> BlockedCall {
+        let (id, deadline) = st.block(db, protocol, req, typed);
+        BlockedCall {
+            id,
+            deadline,
+            shared: Arc::downgrade(&self.shared),
+        }
+    }
+
+    /// XREAD / XREADGROUP from typed arguments on database `db`, blocking as the commands
+    /// do when `args.timeout` is not -1 (0: forever): the entries served, or
+    /// [`ReadStep::Blocked`] to [`Store::wait_read`] on. A blocked read is served in line
+    /// with the blocked commands, and what it is served goes straight into [`Entries`].
+    ///
+    /// ```
+    /// use xstreams_core::command::ReadArgs;
+    /// use xstreams_core::store::ReadStep;
+    /// use xstreams_core::Store;
+    ///
+    /// let store = Store::default();
+    /// let (keys, ids): ([&[u8]; 1], [&[u8]; 1]) = ([b"events"], [b"$"]);
+    /// let mut args = ReadArgs::xread(&keys, &ids);
+    /// args.timeout = 0; // BLOCK 0
+    /// let ReadStep::Blocked(call) = store.start_read(0, &args) else { panic!() };
+    /// store.execute(&[b"XADD", b"events", b"1-1", b"f", b"v"]);
+    /// let ReadStep::Done(got) = store.wait_read(call, None) else { panic!() };
+    /// assert_eq!(got.unwrap().len(), 1);
+    /// ```
+    pub fn start_read(&self, db: usize, args: &ReadArgs<'_>) -> ReadStep {
+        if db >= NUM_DBS {
+            return ReadStep::Done(Err(CmdError::db_index_out_of_range()));
+        }
+        let mut st = self.shared.state.lock();
+        if st.closed {
+            return ReadStep::Done(Err(CmdError::coded(CLOSED_ERROR)));
+        }
+        let mut out = Entries::new();
+        let (r, sig, failed) = Self::run_with(&mut st, db, 2, false, |ctx| {
+            command::read_typed_or_block(ctx, args, &mut out)
+        });
+        if st.serve(sig) {
+            self.shared.cond.notify_all();
+        }
+        self.maybe_compact(&mut st);
+        match (failed, r) {
+            (Some(e), _) | (None, Err(e)) => ReadStep::Done(Err(e)),
+            (None, Ok(None)) => ReadStep::Done(Ok(out)),
+            (None, Ok(Some((req, typed)))) => {
+                ReadStep::Blocked(self.blocked(&mut st, db, 2, req, Some(typed)))
             }
+        }
+    }
+
+    /// Wait for a blocked typed read (see [`Store::start_read`]), for at most `max_wait`
+    /// when given; no entry when its timeout expired.
+    pub fn wait_read(&self, call: BlockedCall, max_wait: Option<Duration>) -> ReadStep {
+        match self.wait_served(call, max_wait) {
+            Waited::Served(Served::Entries(r)) => ReadStep::Done(*r),
+            Waited::Served(Served::Reply(_)) => unreachable!("a typed read is served entries"),
+            Waited::TimedOut => ReadStep::Done(Ok(Entries::new())),
+            Waited::Closed => ReadStep::Done(Err(CmdError::coded(CLOSED_ERROR))),
+            Waited::Blocked(call) => ReadStep::Blocked(call),
         }
     }
 
     /// Wait for a blocked call to be served (for at most `max_wait` when given). Returns
     /// [`Step::Blocked`] again when it must keep waiting, and a null array when its
     /// timeout expired.
-    pub fn wait(&self, mut call: BlockedCall, max_wait: Option<Duration>) -> Step {
+    pub fn wait(&self, call: BlockedCall, max_wait: Option<Duration>) -> Step {
+        match self.wait_served(call, max_wait) {
+            Waited::Served(Served::Reply(r)) => Step::Done(r),
+            Waited::Served(Served::Entries(_)) => unreachable!("a command is served a reply"),
+            Waited::TimedOut => Step::Done(Reply::NilArray),
+            Waited::Closed => Step::Done(Reply::Error(CLOSED_ERROR.into())),
+            Waited::Blocked(call) => Step::Blocked(call),
+        }
+    }
+
+    fn wait_served(&self, mut call: BlockedCall, max_wait: Option<Duration>) -> Waited {
         let started = Instant::now();
         let mut st = self.shared.state.lock();
         // The claim time of the last re-run: never re-run twice for the same one.
@@ -230,22 +367,22 @@ impl Store {
             if st.closed {
                 st.waiters.remove(&call.id);
                 call.id = 0;
-                return Step::Done(Reply::Error(CLOSED_ERROR.into()));
+                return Waited::Closed;
             }
             let Some(w) = st.waiters.get_mut(&call.id) else {
                 call.id = 0;
-                return Step::Done(Reply::Error(CLOSED_ERROR.into()));
+                return Waited::Closed;
             };
             if let Some(r) = w.done.take() {
                 st.waiters.remove(&call.id);
                 call.id = 0;
-                return Step::Done(r);
+                return Waited::Served(r);
             }
             let now_inst = Instant::now();
             if call.deadline.is_some_and(|d| now_inst >= d) {
                 st.waiters.remove(&call.id);
                 call.id = 0;
-                return Step::Done(Reply::NilArray);
+                return Waited::TimedOut;
             }
             // XREADGROUP ... CLAIM: pending entries became claimable with time, not with a
             // write; the caller runs its command again itself.
@@ -255,7 +392,7 @@ impl Store {
                 rerun_at = claim_at;
                 if let Some(r) = self.rerun(&mut st, call.id) {
                     call.id = 0;
-                    return Step::Done(r);
+                    return Waited::Served(r);
                 }
                 continue;
             }
@@ -274,7 +411,7 @@ impl Store {
                 expiry_at = Some(now_ms - now_ms.rem_euclid(period) + period);
             }
             if max_wait.is_some_and(|m| now_inst.duration_since(started) >= m) {
-                return Step::Blocked(call);
+                return Waited::Blocked(call);
             }
             // Sleep until the earliest of: deadline, claim time, next expiry (system clock),
             // max_wait.
@@ -301,21 +438,17 @@ impl Store {
         }
     }
 
-    /// Re-execute blocked call `id` now; its reply, or `None` (back in line) if it must
-    /// keep waiting.
-    fn rerun(&self, st: &mut State, id: u64) -> Option<Reply> {
-        let w = st.waiters.get(&id).expect("waiting call");
-        let (db, protocol) = (w.db, w.protocol);
-        let args = w.req.args.clone();
-        let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-        let (out, sig) = Self::run(st, db, protocol, &refs, false);
+    /// Re-execute blocked call `id` now; what it was served, or `None` (back in line) if
+    /// it must keep waiting.
+    fn rerun(&self, st: &mut State, id: u64) -> Option<Served> {
+        let (out, sig) = st.run_waiter(id);
         let order = st.next_order();
         let result = match out {
-            Outcome::Reply(r) => {
+            Ok(done) => {
                 st.waiters.remove(&id);
-                Some(r)
+                Some(done)
             }
-            Outcome::Block(req) => {
+            Err(req) => {
                 let w = st.waiters.get_mut(&id).expect("waiting call");
                 w.req = req;
                 w.order = order;

@@ -8,6 +8,7 @@
 
 mod blocking;
 mod durable;
+mod groups;
 mod session;
 mod watching;
 
@@ -22,7 +23,7 @@ use crate::error::CmdError;
 use crate::persist::Journal;
 use crate::reply::Reply;
 
-pub use blocking::{BlockedCall, Step};
+pub use blocking::{BlockedCall, ReadStep, Step};
 use blocking::{Signals, Waiter};
 pub use session::Session;
 
@@ -60,14 +61,7 @@ impl std::fmt::Debug for Shared {
     }
 }
 
-/// Error of the commands of an atomic batch discarded because one was rejected.
-pub const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
-
-/// Error of write commands on a store opened read-only.
-pub const READ_ONLY_ERROR: &str = "READONLY You can't write against a read only store.";
-
-/// Error line returned to a blocked caller when the store is closed.
-pub const CLOSED_ERROR: &str = "ERR the store was closed";
+pub use crate::error::{CLOSED_ERROR, EXECABORT, READ_ONLY_ERROR};
 
 impl Default for Store {
     fn default() -> Self {
@@ -138,7 +132,7 @@ impl Store {
             st.journal
                 .as_ref()
                 .and_then(|j| j.failed.as_ref())
-                .map(|e| CmdError::coded(format!("MISCONF Errors writing to the AOF file: {e}")))
+                .map(CmdError::misconf)
         };
         let facts = crate::info::StoreFacts {
             dirty: st.dirty,
@@ -184,9 +178,7 @@ impl Store {
                     // refuse further writes until the store is reopened.
                     let msg = e.to_string();
                     j.failed = Some(msg.clone());
-                    failed = Some(CmdError::coded(format!(
-                        "MISCONF Errors writing to the AOF file: {msg}"
-                    )));
+                    failed = Some(CmdError::misconf(&msg));
                 }
             }
         }

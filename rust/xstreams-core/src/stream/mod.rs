@@ -24,7 +24,7 @@ mod tests;
 
 pub use groups::Groups;
 pub use meta::StreamMeta;
-pub use range::{entry_reply, RangeIter};
+pub use range::RangeIter;
 
 /// Largest total size of an entry's fields and values (and of a node), as in Redis.
 pub const STREAM_LISTPACK_MAX_SIZE: u64 = 1 << 30;

@@ -1,9 +1,8 @@
-//! Iteration over the live entries of an ID range, and the reply of one entry.
+//! Iteration over the live entries of an ID range.
 
 use crate::id::StreamId;
 use crate::node::{EntryView, StreamNode};
 use crate::rax::Rax;
-use crate::reply::Reply;
 
 /// Iterator over live entries of a stream in an ID range.
 pub struct RangeIter<'a> {
@@ -113,14 +112,4 @@ impl<'a> Iterator for RangeIter<'a> {
             }
         }
     }
-}
-
-/// The reply for one entry: `[id, [field, value, ...]]`.
-pub fn entry_reply(e: &EntryView<'_>) -> Reply {
-    let mut fv = Vec::with_capacity(e.num_fields() * 2);
-    for (f, v) in e.pairs() {
-        fv.push(Reply::Bulk(f.to_vec()));
-        fv.push(Reply::Bulk(v.to_vec()));
-    }
-    Reply::Array(vec![Reply::id(&e.id), Reply::Array(fv)])
 }

@@ -3,16 +3,16 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3_arrow::PyRecordBatch;
-use xstreams_core::batch::Entries;
 use xstreams_core::command::ReadArgs;
-use xstreams_core::Reply;
+use xstreams_core::store::ReadStep;
 
 use crate::convert::arg_bytes;
 use crate::errors::{data_err, reply_err};
-use crate::store::{guarded, Store};
+use crate::store::{guarded, Store, SIGNAL_CHECK};
 
 use super::entries::{entries_batch, entries_to_py, schema_arg, EntriesShape};
 use super::id_arg;
+use xstreams_core::error::data;
 
 #[pymethods]
 impl Store {
@@ -77,10 +77,7 @@ impl Store {
         max_size: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         if streams.is_empty() {
-            return Err(data_err(
-                py,
-                "XREAD streams must be a non empty dict".into(),
-            ));
+            return Err(data_err(py, data::XREAD_STREAMS_EMPTY.into()));
         }
         let shape = EntriesShape {
             stream_column: true,
@@ -88,82 +85,58 @@ impl Store {
             signed_ids: false,
             schema: schema_arg(schema)?,
         };
-        if block.is_none() {
-            // Typed read: no arguments built, no reply parsed.
-            let mut keys = Vec::with_capacity(streams.len());
-            let mut ids = Vec::with_capacity(streams.len());
-            for (k, v) in streams.iter() {
-                keys.push(arg_bytes(py, &k)?.into_owned());
-                ids.push(arg_bytes(py, &v)?.into_owned());
-            }
-            let (gname, cname) = match (group, consumer) {
-                (Some(g), Some(c)) => (
-                    Some(arg_bytes(py, g)?.into_owned()),
-                    Some(arg_bytes(py, c)?.into_owned()),
-                ),
-                (None, None) => (None, None),
-                _ => return Err(data_err(py, "group and consumer go together".into())),
-            };
-            let key_refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
-            let id_refs: Vec<&[u8]> = ids.iter().map(|k| k.as_slice()).collect();
-            let mut a = match (&gname, &cname) {
-                (Some(g), Some(c)) => ReadArgs::xreadgroup(g, c, &key_refs, &id_refs),
-                _ => ReadArgs::xread(&key_refs, &id_refs),
-            };
-            a.count = count.map_or(0, |c| c.max(0) as u64);
-            a.noack = noack;
-            a.max_count = positive(py, "max_count", max_count)?;
-            a.max_size = positive(py, "max_size", max_size)?;
-            let store = self.core();
-            let entries = guarded(py, || store.read(db, &a))?.map_err(|e| reply_err(py, &e.0))?;
-            return entries_to_py(py, &entries, &shape);
-        }
-        let mut args: Vec<Vec<u8>> = Vec::new();
-        match (group, consumer) {
-            (Some(g), Some(c)) => {
-                args.push(b"XREADGROUP".to_vec());
-                args.push(b"GROUP".to_vec());
-                args.push(arg_bytes(py, g)?.into_owned());
-                args.push(arg_bytes(py, c)?.into_owned());
-            }
-            (None, None) => args.push(b"XREAD".to_vec()),
-            _ => return Err(data_err(py, "group and consumer go together".into())),
-        }
-        if let Some(c) = count {
-            args.push(b"COUNT".to_vec());
-            args.push(c.to_string().into_bytes());
-        }
-        if let Some(c) = max_count {
-            args.push(b"MAXCOUNT".to_vec());
-            args.push(c.to_string().into_bytes());
-        }
-        if let Some(c) = max_size {
-            args.push(b"MAXSIZE".to_vec());
-            args.push(c.to_string().into_bytes());
-        }
-        if let Some(b) = block {
-            args.push(b"BLOCK".to_vec());
-            args.push(b.to_string().into_bytes());
-        }
-        if noack {
-            args.push(b"NOACK".to_vec());
-        }
-        args.push(b"STREAMS".to_vec());
-        let mut ids = Vec::new();
+        // A typed read, blocking or not: no arguments built, no reply parsed.
+        let mut keys = Vec::with_capacity(streams.len());
+        let mut ids = Vec::with_capacity(streams.len());
         for (k, v) in streams.iter() {
-            args.push(arg_bytes(py, &k)?.into_owned());
+            keys.push(arg_bytes(py, &k)?.into_owned());
             ids.push(arg_bytes(py, &v)?.into_owned());
         }
-        args.extend(ids);
-        let refs: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
-        let reply = self.run(py, &refs, db, 2)?;
-        if let Reply::Error(e) = &reply {
-            return Err(reply_err(py, e));
+        let (gname, cname) = match (group, consumer) {
+            (Some(g), Some(c)) => (
+                Some(arg_bytes(py, g)?.into_owned()),
+                Some(arg_bytes(py, c)?.into_owned()),
+            ),
+            (None, None) => (None, None),
+            _ => return Err(data_err(py, data::GROUP_AND_CONSUMER.into())),
+        };
+        let key_refs: Vec<&[u8]> = keys.iter().map(|k| k.as_slice()).collect();
+        let id_refs: Vec<&[u8]> = ids.iter().map(|k| k.as_slice()).collect();
+        let mut a = match (&gname, &cname) {
+            (Some(g), Some(c)) => ReadArgs::xreadgroup(g, c, &key_refs, &id_refs),
+            _ => ReadArgs::xread(&key_refs, &id_refs),
+        };
+        a.count = count.map_or(0, |c| c.max(0) as u64);
+        a.noack = noack;
+        a.max_count = positive(py, "max_count", max_count)?;
+        a.max_size = positive(py, "max_size", max_size)?;
+        a.timeout = match block {
+            None => -1,
+            Some(b) if b < 0 => {
+                return Err(reply_err(
+                    py,
+                    &xstreams_core::CmdError::timeout_negative().0,
+                ))
+            }
+            Some(b) => b,
+        };
+        let store = self.core();
+        let mut step = guarded(py, || store.start_read(db, &a))?;
+        loop {
+            match step {
+                ReadStep::Done(r) => {
+                    let entries = r.map_err(|e| reply_err(py, &e.0))?;
+                    return entries_to_py(py, &entries, &shape);
+                }
+                ReadStep::Blocked(call) => {
+                    if let Err(e) = py.check_signals() {
+                        store.cancel(call);
+                        return Err(e);
+                    }
+                    step = guarded(py, move || store.wait_read(call, Some(SIGNAL_CHECK)))?;
+                }
+            }
         }
-        // A blocked call is served a reply (the store's waiters run commands).
-        let entries =
-            guarded(py, || Entries::from_read_reply(&reply))?.map_err(|e| reply_err(py, &e))?;
-        entries_to_py(py, &entries, &shape)
     }
 }
 

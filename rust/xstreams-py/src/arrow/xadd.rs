@@ -19,6 +19,7 @@ use super::columns::{
 };
 use super::entries::bytes_array;
 use super::{id_arg, value_err};
+use xstreams_core::error::data;
 
 pub(super) fn outcomes_batch(outcomes: &[RowOutcome], with_error: bool) -> PyResult<RecordBatch> {
     let n = outcomes.len();
@@ -171,24 +172,9 @@ pub fn xadd_arrow(
             }
         }
         (Some(pid), None, true) => Idmp::Auto { pid },
-        (None, _, _) => {
-            return Err(data_err(
-                py,
-                "iid and idmpauto need a producer (a producer column or a pid)".into(),
-            ))
-        }
-        (Some(_), Some(_), true) => {
-            return Err(data_err(
-                py,
-                "Only one of ```idmpauto``` or ```iid``` may be specified".into(),
-            ))
-        }
-        (Some(_), None, false) => {
-            return Err(data_err(
-                py,
-                "a producer needs an iid column or idmpauto=True".into(),
-            ))
-        }
+        (None, _, _) => return Err(data_err(py, data::IDMP_NEEDS_PRODUCER.into())),
+        (Some(_), Some(_), true) => return Err(data_err(py, data::IDMPAUTO_OR_IID.into())),
+        (Some(_), None, false) => return Err(data_err(py, data::PRODUCER_NEEDS_IID.into())),
     };
     let fields: Vec<(&[u8], Col<'_>)> = field_idx
         .iter()
@@ -285,10 +271,7 @@ impl Store {
             return Err(value_err("give either key or key_column"));
         }
         if maxlen.is_some() && minid.is_some() {
-            return Err(data_err(
-                py,
-                "Only one of ```maxlen``` or ```minid``` may be specified".into(),
-            ));
+            return Err(data_err(py, data::MAXLEN_OR_MINID.into()));
         }
         let mut options: Vec<Vec<u8>> = Vec::new();
         if nomkstream {
@@ -296,20 +279,14 @@ impl Store {
         }
         if let Some(p) = ref_policy {
             if !["KEEPREF", "DELREF", "ACKED"].contains(&p.as_str()) {
-                return Err(data_err(
-                    py,
-                    "XADD ref_policy must be one of: KEEPREF, DELREF, ACKED".into(),
-                ));
+                return Err(data_err(py, data::REF_POLICY.into()));
             }
             options.push(p.into_bytes());
         }
         let mut trim: Vec<Vec<u8>> = Vec::new();
         if let Some(m) = maxlen {
             if m < 0 {
-                return Err(data_err(
-                    py,
-                    "XADD maxlen must be non-negative integer".into(),
-                ));
+                return Err(data_err(py, data::MAXLEN_NEGATIVE.into()));
             }
             trim.push(b"MAXLEN".to_vec());
             if approximate {

@@ -88,12 +88,7 @@ impl Session {
             }
         }
         if self.auth_required() {
-            self.error(
-                out,
-                "NOAUTH HELLO must be called with the client already authenticated, otherwise \
-                 the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the \
-                 client and select the RESP protocol version at the same time",
-            );
+            self.error(out, errors::NOAUTH_HELLO);
             return;
         }
         if let Some(n) = name {

@@ -1,12 +1,18 @@
 //! Reply values, independent of any transport, and their RESP2 / RESP3 encodings.
 //!
-//! Commands build a [`Reply`]; the embedded Python API converts it to Python objects and
-//! the RESP server encodes it. Both see the same value, so a command is implemented once.
+//! Commands build a [`Reply`] from their typed outcome (`outcomes`: `From<outcome> for
+//! Reply`, the read sink, an entry); the embedded Python API converts it to Python objects
+//! and the RESP server encodes it. Both see the same value, so a command is implemented
+//! once.
 
 use std::borrow::Cow;
 
 use crate::error::CmdError;
 use crate::id::StreamId;
+
+mod outcomes;
+
+pub use outcomes::{entry_reply, ReplySink};
 
 /// One reply value.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,0 +1,175 @@
+//! The store's typed API for consumer groups' pending entries: XPENDING (both forms),
+//! XCLAIM, XAUTOCLAIM, XACK and XNACK from typed arguments, with typed outcomes. Each call
+//! is one command exactly as if it had been sent as arguments: the same implementation
+//! (`command::*_typed`), the same errors, the same log records in a durable store.
+
+use crate::command::{self, Ctx};
+use crate::db::NUM_DBS;
+use crate::error::{CmdError, CmdResult};
+use crate::id::StreamId;
+use crate::pel::{
+    AutoclaimArgs, AutoclaimOutcome, ClaimArgs, ClaimOutcome, NackArgs, PendingRange, PendingRow,
+    PendingSummary,
+};
+
+use super::Store;
+
+impl Store {
+    /// Run `f` as one command on database `db`.
+    fn typed<R>(&self, db: usize, f: impl FnOnce(&mut Ctx<'_>) -> CmdResult<R>) -> CmdResult<R> {
+        if db >= NUM_DBS {
+            return Err(CmdError::db_index_out_of_range());
+        }
+        self.session()?.run(db, f)
+    }
+
+    /// `XPENDING key group`: how many entries are pending, the smallest and largest
+    /// pending IDs, and each consumer's count. NOGROUP when the key or group is missing.
+    ///
+    /// ```
+    /// use xstreams_core::command::ReadArgs;
+    /// use xstreams_core::Store;
+    ///
+    /// let store = Store::default();
+    /// store.execute(&[b"XADD", b"jobs", b"1-1", b"task", b"a"]);
+    /// store.execute(&[b"XGROUP", b"CREATE", b"jobs", b"workers", b"0"]);
+    /// store.read(0, &ReadArgs::xreadgroup(b"workers", b"alice", &[&b"jobs"[..]], &[&b">"[..]])).unwrap();
+    /// let summary = store.xpending(0, b"jobs", b"workers").unwrap();
+    /// assert_eq!(summary.count, 1);
+    /// assert_eq!(summary.consumers, vec![(b"alice".to_vec(), 1)]);
+    /// ```
+    pub fn xpending(&self, db: usize, key: &[u8], group: &[u8]) -> CmdResult<PendingSummary> {
+        self.typed(db, |ctx| command::xpending_summary(ctx, key, group))
+    }
+
+    /// `XPENDING key group [IDLE min-idle] start end count [consumer]`: the pending
+    /// entries of the range, in ID order.
+    ///
+    /// ```
+    /// use xstreams_core::command::ReadArgs;
+    /// use xstreams_core::pel::PendingRange;
+    /// use xstreams_core::{Store, StreamId};
+    ///
+    /// let store = Store::default();
+    /// store.set_clock(Some(1_000));
+    /// store.execute(&[b"XADD", b"jobs", b"1-1", b"task", b"a"]);
+    /// store.execute(&[b"XGROUP", b"CREATE", b"jobs", b"workers", b"0"]);
+    /// store.read(0, &ReadArgs::xreadgroup(b"workers", b"alice", &[&b"jobs"[..]], &[&b">"[..]])).unwrap();
+    /// store.advance_clock(250);
+    /// let rows = store
+    ///     .xpending_range(0, b"jobs", b"workers", &PendingRange::new(StreamId::MIN, StreamId::MAX, 10))
+    ///     .unwrap();
+    /// assert_eq!((rows[0].id, rows[0].idle, rows[0].delivery_count), (StreamId::new(1, 1), 250, 1));
+    /// ```
+    pub fn xpending_range(
+        &self,
+        db: usize,
+        key: &[u8],
+        group: &[u8],
+        range: &PendingRange<'_>,
+    ) -> CmdResult<Vec<PendingRow>> {
+        self.typed(db, |ctx| command::xpending_range(ctx, key, group, range))
+    }
+
+    /// XCLAIM: the pending entries of `args.ids` idle at least `args.min_idle` go to
+    /// `args.consumer`; the outcome lists them (with their fields unless JUSTID).
+    ///
+    /// ```
+    /// use xstreams_core::command::ReadArgs;
+    /// use xstreams_core::pel::ClaimArgs;
+    /// use xstreams_core::{Store, StreamId};
+    ///
+    /// let store = Store::default();
+    /// store.execute(&[b"XADD", b"jobs", b"1-1", b"task", b"a"]);
+    /// store.execute(&[b"XGROUP", b"CREATE", b"jobs", b"workers", b"0"]);
+    /// store.read(0, &ReadArgs::xreadgroup(b"workers", b"alice", &[&b"jobs"[..]], &[&b">"[..]])).unwrap();
+    /// let ids = [StreamId::new(1, 1)];
+    /// let out = store.xclaim(0, &ClaimArgs::new(b"jobs", b"workers", b"bob", 0, &ids)).unwrap();
+    /// assert_eq!(out.entries[0].pairs, vec![b"task".to_vec(), b"a".to_vec()]);
+    /// ```
+    pub fn xclaim(&self, db: usize, args: &ClaimArgs<'_>) -> CmdResult<ClaimOutcome> {
+        self.typed(db, |ctx| {
+            command::typed_write(
+                ctx,
+                || args.to_argv(),
+                |ctx| command::xclaim_typed(ctx, args),
+            )
+        })
+    }
+
+    /// XAUTOCLAIM: scan the PEL from `args.start`, claiming entries idle at least
+    /// `args.min_idle` for `args.consumer` and dropping those whose entries were deleted.
+    ///
+    /// ```
+    /// use xstreams_core::command::ReadArgs;
+    /// use xstreams_core::pel::AutoclaimArgs;
+    /// use xstreams_core::{Store, StreamId};
+    ///
+    /// let store = Store::default();
+    /// store.execute(&[b"XADD", b"jobs", b"1-1", b"task", b"a"]);
+    /// store.execute(&[b"XGROUP", b"CREATE", b"jobs", b"workers", b"0"]);
+    /// store.read(0, &ReadArgs::xreadgroup(b"workers", b"alice", &[&b"jobs"[..]], &[&b">"[..]])).unwrap();
+    /// let args = AutoclaimArgs::new(b"jobs", b"workers", b"bob", 0, StreamId::MIN);
+    /// let out = store.xautoclaim(0, &args).unwrap();
+    /// assert_eq!(out.next, StreamId::MIN); // the whole PEL was scanned
+    /// assert_eq!(out.entries[0].id, StreamId::new(1, 1));
+    /// ```
+    pub fn xautoclaim(&self, db: usize, args: &AutoclaimArgs<'_>) -> CmdResult<AutoclaimOutcome> {
+        self.typed(db, |ctx| {
+            command::typed_write(
+                ctx,
+                || args.to_argv(),
+                |ctx| command::xautoclaim_typed(ctx, args),
+            )
+        })
+    }
+
+    /// XACK: how many of `ids` were pending in `group` (0 without the key or group).
+    ///
+    /// ```
+    /// use xstreams_core::command::ReadArgs;
+    /// use xstreams_core::{Store, StreamId};
+    ///
+    /// let store = Store::default();
+    /// store.execute(&[b"XADD", b"jobs", b"1-1", b"task", b"a"]);
+    /// store.execute(&[b"XGROUP", b"CREATE", b"jobs", b"workers", b"0"]);
+    /// store.read(0, &ReadArgs::xreadgroup(b"workers", b"alice", &[&b"jobs"[..]], &[&b">"[..]])).unwrap();
+    /// let ids = [StreamId::new(1, 1), StreamId::new(9, 9)];
+    /// assert_eq!(store.xack(0, b"jobs", b"workers", &ids).unwrap(), 1);
+    /// ```
+    pub fn xack(&self, db: usize, key: &[u8], group: &[u8], ids: &[StreamId]) -> CmdResult<u64> {
+        let argv = || {
+            let mut v = vec![b"XACK".to_vec(), key.to_vec(), group.to_vec()];
+            v.extend(ids.iter().map(|id| id.to_bytes()));
+            v
+        };
+        self.typed(db, |ctx| {
+            command::typed_write(ctx, argv, |ctx| command::xack_typed(ctx, key, group, ids))
+        })
+    }
+
+    /// XNACK: release pending entries into the group's NACK zone; how many were released.
+    ///
+    /// ```
+    /// use xstreams_core::command::ReadArgs;
+    /// use xstreams_core::pel::{NackArgs, NackMode};
+    /// use xstreams_core::{Store, StreamId};
+    ///
+    /// let store = Store::default();
+    /// store.execute(&[b"XADD", b"jobs", b"1-1", b"task", b"a"]);
+    /// store.execute(&[b"XGROUP", b"CREATE", b"jobs", b"workers", b"0"]);
+    /// store.read(0, &ReadArgs::xreadgroup(b"workers", b"alice", &[&b"jobs"[..]], &[&b">"[..]])).unwrap();
+    /// let ids = [StreamId::new(1, 1)];
+    /// let args = NackArgs::new(b"jobs", b"workers", NackMode::Fail, &ids);
+    /// assert_eq!(store.xnack(0, &args).unwrap(), 1);
+    /// ```
+    pub fn xnack(&self, db: usize, args: &NackArgs<'_>) -> CmdResult<u64> {
+        self.typed(db, |ctx| {
+            command::typed_write(
+                ctx,
+                || args.to_argv(),
+                |ctx| command::xnack_typed(ctx, args),
+            )
+        })
+    }
+}

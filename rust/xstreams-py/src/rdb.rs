@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use xstreams_core::rdb::file;
-use xstreams_core::Reply;
+use xstreams_core::command::RestoreArgs;
 
 use crate::errors::reply_err;
 use crate::store::{guarded, Store};
@@ -42,17 +42,15 @@ pub fn rdb_import<'py>(
                 )));
             }
             let payload = file::payload_of(k.ty, k.body);
-            let ttl = k.expire_ms.unwrap_or(0).max(0).to_string();
-            let args: Vec<&[u8]> = vec![
-                b"RESTORE",
-                &k.key,
-                ttl.as_bytes(),
-                &payload,
-                b"ABSTTL",
-                b"REPLACE",
-            ];
-            match core.execute_in(k.db as usize, 2, &args) {
-                Reply::Error(e) => {
+            let args = RestoreArgs {
+                key: &k.key,
+                ttl: k.expire_ms.unwrap_or(0).max(0),
+                payload: &payload,
+                replace: true,
+                absttl: true,
+            };
+            match core.restore(k.db as usize, &args) {
+                Err(e) => {
                     failure = Some(format!(
                         "{e} (key {:?} of db {})",
                         String::from_utf8_lossy(&k.key),
@@ -60,7 +58,7 @@ pub fn rdb_import<'py>(
                     ));
                     Err(xstreams_core::rdb::codec::Malformed::new("stopped"))
                 }
-                _ => {
+                Ok(()) => {
                     keys += 1;
                     Ok(())
                 }

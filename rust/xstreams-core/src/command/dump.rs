@@ -15,6 +15,39 @@ pub fn dump(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     }
 }
 
+/// `RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ
+/// frequency]` as typed arguments (IDLETIME and FREQ, validated by the parser and
+/// otherwise ignored, have no field).
+#[derive(Clone, Debug)]
+pub struct RestoreArgs<'a> {
+    pub key: &'a [u8],
+    /// Milliseconds to live (0: no expiry), or with `absttl` the expiry time.
+    pub ttl: i64,
+    /// A DUMP payload.
+    pub payload: &'a [u8],
+    pub replace: bool,
+    pub absttl: bool,
+}
+
+impl RestoreArgs<'_> {
+    /// The command in canonical form (for the log).
+    pub fn to_argv(&self) -> Vec<Vec<u8>> {
+        let mut v = vec![
+            b"RESTORE".to_vec(),
+            self.key.to_vec(),
+            self.ttl.to_string().into_bytes(),
+            self.payload.to_vec(),
+        ];
+        if self.replace {
+            v.push(b"REPLACE".to_vec());
+        }
+        if self.absttl {
+            v.push(b"ABSTTL".to_vec());
+        }
+        v
+    }
+}
+
 /// `RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]`
 ///
 /// Checks in redis-server's order: options, an existing key, the TTL, the payload's
@@ -50,25 +83,44 @@ pub fn restore(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         j += 1;
     }
     let key = args[1];
-    let existed = ctx.exists(key);
-    if existed && !replace {
+    if ctx.exists(key) && !replace {
         return Err(CmdError::busykey());
     }
-    let mut ttl = int(args[2])?;
+    let a = RestoreArgs {
+        key,
+        ttl: int(args[2])?,
+        payload: args[3],
+        replace,
+        absttl,
+    };
+    restore_typed(ctx, &a)?;
+    Ok(Reply::ok())
+}
+
+/// RESTORE from typed arguments: the checks from the existing key on, the value created
+/// (or, already expired, only the old key replaced); the log records the command with an
+/// absolute TTL, or a DEL when only the old key went.
+pub fn restore_typed(ctx: &mut Ctx<'_>, a: &RestoreArgs<'_>) -> CmdResult<()> {
+    let key = a.key;
+    let existed = ctx.exists(key);
+    if existed && !a.replace {
+        return Err(CmdError::busykey());
+    }
+    let mut ttl = a.ttl;
     if ttl < 0 {
         return Err(CmdError::restore_invalid_ttl());
     }
     let now = ctx.now;
-    let value = match rdb::restore_payload(args[3], now, &ctx.ks.config) {
+    let value = match rdb::restore_payload(a.payload, now, &ctx.ks.config) {
         Ok(v) => v,
         Err(RestoreError::VersionOrChecksum) => return Err(CmdError::dump_payload_wrong()),
         Err(RestoreError::BadFormat(_)) => return Err(CmdError::bad_data_format()),
         Err(RestoreError::Unsupported(t)) => return Err(CmdError::restore_unsupported_type(t)),
     };
-    if ttl != 0 && !absttl {
+    if ttl != 0 && !a.absttl {
         ttl = ttl.saturating_add(now);
     }
-    let deleted = replace && existed && ctx.db().remove(key).is_some();
+    let deleted = a.replace && existed && ctx.db().remove(key).is_some();
     if ttl != 0 && ttl <= now {
         // Already expired: nothing is created (an old key is still replaced).
         if deleted {
@@ -79,23 +131,23 @@ pub fn restore(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
                 p.rewritten = Some(vec![b"DEL".to_vec(), key.to_vec()]);
             }
         }
-        return Ok(Reply::ok());
+        return Ok(());
     }
     let tracked = matches!(&value, crate::db::Value::Stream(s) if s.idmp.is_tracked());
     ctx.db().set(key, value, (ttl != 0).then_some(ttl));
     if tracked {
         ctx.track_idmp(key);
     }
-    if ttl != 0 && !absttl {
-        if let Some(p) = &mut ctx.prop {
-            let mut argv: Vec<Vec<u8>> = args.iter().map(|a| a.to_vec()).collect();
-            argv[2] = ttl.to_string().into_bytes();
-            argv.push(b"ABSTTL".to_vec());
-            p.rewritten = Some(argv);
-        }
+    if let Some(p) = &mut ctx.prop {
+        let logged = RestoreArgs {
+            ttl,
+            absttl: a.absttl || ttl != 0,
+            ..a.clone()
+        };
+        p.rewritten = Some(logged.to_argv());
     }
     ctx.signal(key);
     ctx.touch(key);
     ctx.dirty += 1;
-    Ok(Reply::ok())
+    Ok(())
 }

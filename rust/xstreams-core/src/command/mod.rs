@@ -30,6 +30,7 @@ mod xread;
 
 pub mod table;
 
+pub use dump::{restore_typed, RestoreArgs};
 pub use xack::{xack_typed, xnack_typed};
 pub use xadd::{parse_xadd, xadd_argv, xadd_typed, XaddArgs, XaddOutcome};
 pub use xclaim::{xautoclaim_typed, xclaim_typed};
@@ -432,33 +433,36 @@ pub fn resolve<A: AsRef<[u8]>>(args: &[A]) -> CmdResult<Resolved> {
 /// Execute one command. Errors become error replies; a blocking command that must wait
 /// returns [`Outcome::Block`].
 pub fn execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> Outcome {
-    let resolved = match resolve(args) {
-        Ok(r) => r,
-        Err(e) => return Outcome::Reply(e.into()),
-    };
+    try_execute(ctx, args).unwrap_or_else(|e| Outcome::Reply(e.into()))
+}
+
+/// Execute one command with its error typed (the log replay tells a failed command by
+/// it, without looking at a reply).
+pub fn try_execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Outcome> {
+    let resolved = resolve(args)?;
     if resolved.spec.flags.has(Flags::WRITE) {
         if let Some(e) = &ctx.reject_writes {
-            return Outcome::Reply(e.clone().into());
+            return Err(e.clone());
         }
     }
     if resolved.spec.flags.has(Flags::DENYOOM)
         && !ctx.replaying
         && crate::memory::over_maxmemory(ctx.ks)
     {
-        return Outcome::Reply(CmdError::oom().into());
+        return Err(CmdError::oom());
     }
     let Some(handler) = resolved.spec.handler() else {
         // A container without a subcommand reaches here only through arity: unreachable
         // because its arity (-2) demands a subcommand.
-        return Outcome::Reply(
-            CmdError::missing_subcommand(&resolved.fullname().to_ascii_uppercase()).into(),
-        );
+        return Err(CmdError::missing_subcommand(
+            &resolved.fullname().to_ascii_uppercase(),
+        ));
     };
-    let reply = handler(ctx, args).unwrap_or_else(Reply::from);
+    let result = handler(ctx, args);
     record_own(ctx, args);
     match ctx.block.take() {
-        Some(b) => Outcome::Block(b),
-        None => Outcome::Reply(reply),
+        Some(b) => Ok(Outcome::Block(b)),
+        None => result.map(Outcome::Reply),
     }
 }
 

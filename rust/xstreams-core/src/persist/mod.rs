@@ -23,10 +23,9 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use crate::command::{self, Ctx, LogRecord, Outcome};
+use crate::command::{self, Ctx, LogRecord};
 use crate::config::Config;
 use crate::db::{KeyEntry, Keyspace, Value, NUM_DBS};
-use crate::reply::Reply;
 pub use disk::Disk;
 use disk::LogFile;
 use log::{LogCursor, LogItem, ParseStop};
@@ -529,8 +528,7 @@ fn apply_item(
             let mut ctx = Ctx::new(ks, *db, *now, 2);
             ctx.replaying = true;
             ctx.deny_blocking = true;
-            let out = command::execute(&mut ctx, &refs);
-            if let Outcome::Reply(Reply::Error(e)) = out {
+            if let Err(e) = command::try_execute(&mut ctx, &refs) {
                 let name = String::from_utf8_lossy(&argv[0]).into_owned();
                 return Err(format!("{name} failed on replay: {e}"));
             }

@@ -9,6 +9,7 @@
 mod blocking;
 mod durable;
 mod groups;
+mod restore;
 mod session;
 mod watching;
 

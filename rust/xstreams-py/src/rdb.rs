@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use xstreams_core::rdb::file;
 use xstreams_core::command::RestoreArgs;
+use xstreams_core::rdb::file;
 
 use crate::errors::reply_err;
 use crate::store::{guarded, Store};

@@ -121,7 +121,7 @@ pub fn matching<'a, A: AsRef<[u8]>>(
         .filter(|(name, _)| {
             patterns.iter().any(|p| {
                 if p.iter().any(|b| matches!(b, b'*' | b'?' | b'[')) {
-                    crate::db::glob_match(p, name.as_bytes())
+                    crate::glob::glob_match(p, name.as_bytes())
                 } else {
                     p.as_slice() == name.as_bytes()
                 }

@@ -37,6 +37,7 @@ pub mod dedup;
 pub mod entries;
 pub mod error;
 pub mod gauge;
+pub mod glob;
 pub mod group;
 pub mod id;
 pub mod idmp;

@@ -89,6 +89,8 @@ class Store:
         errors: Literal["raise", "return"] = "raise",
         db: int = 0,
         _forget: bool = False,
+        atomic: bool = False,
+        after: Optional[Sequence[Sequence[bytes]]] = None,
     ) -> Any: ...
     def xrange_arrow(
         self,

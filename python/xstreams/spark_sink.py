@@ -14,10 +14,10 @@ partitioned the second time.
   ``XADD``s, the marker's ``XADD``, ``EXEC`` (retried if the marker moved meanwhile).
 * ``path`` (a durable store): the commit opens the store, holding its write lock only
   for the commit, and appends the rows with one ``Store.xadd_batch`` call (the typed
-  XADD path in Rust; a ``fields`` map column goes through per-row commands), then the
-  marker. Each XADD is its own log record: a driver crash in the middle of that write
-  leaves rows without the marker, which the re-run batch appends again (IDMP options
-  make that add nothing); see ``docs/spark.md``.
+  XADD path in Rust; a ``fields`` map column goes through one atomic ``execute_many``)
+  with the marker last, as one atomic step: one MULTI/EXEC block in the store's log, so
+  a driver crash in the middle of that write leaves none of it after reopening (the
+  re-run batch then writes it whole); see ``docs/spark.md``.
 
 A micro-batch goes through the driver's memory once: bound it with the source's
 ``maxEntriesPerTrigger`` (and Spark's ``spark.driver.maxResultSize``).
@@ -121,12 +121,21 @@ class _Sink:
         failed = None
         if tables:
             table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-            res = store.xadd_batch(self.stream, table, errors="return", db=self.db, **kw)
+            # The rows and the marker are one atomic step: one block in the store's log.
+            res = store.xadd_batch(
+                self.stream,
+                table,
+                errors="return",
+                db=self.db,
+                atomic=True,
+                after=None if after is None else [after],
+                **kw,
+            )
             errors = res.column("error")
             if errors.null_count != len(errors):
                 row = pc.index(pc.is_valid(errors), True).as_py()
                 failed = f"xstreams sink: XADD of row {row} failed: {errors[row].as_py()}"
-        if after is not None:
+        elif after is not None:
             self._check(store.execute_many([after], db=self.db, atomic=True))
         if failed is not None:
             raise ValueError(failed)

@@ -165,12 +165,55 @@ impl Store {
         if db >= NUM_DBS {
             return Err(CmdError::db_index_out_of_range().0);
         }
+        let mut sess = self.session().map_err(|e| e.0)?;
+        xadd_rows_in(&mut sess, db, rows)
+    }
+
+    /// [`Store::xadd_rows`], then the commands `after` (argument lists, e.g. a sink's
+    /// marker), as one atomic step: in a durable store the rows and `after` are one block
+    /// in the log, so a crash leaves all of them or none. Returns the rows' outcomes and
+    /// the replies of `after`.
+    pub fn xadd_rows_atomic(
+        &self,
+        db: usize,
+        rows: &XaddRows<'_>,
+        after: &[Vec<Vec<u8>>],
+    ) -> Result<(Vec<RowOutcome>, Vec<Reply>), String> {
+        if db >= NUM_DBS {
+            return Err(CmdError::db_index_out_of_range().0);
+        }
+        let mut sess = self.session().map_err(|e| e.0)?;
+        sess.atomic();
+        let out = xadd_rows_in(&mut sess, db, rows)?;
+        let replies = after
+            .iter()
+            .map(|c| {
+                let argv: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
+                match sess.run(db, |ctx| Ok(command::execute(ctx, &argv))) {
+                    Ok(command::Outcome::Reply(r)) => r,
+                    // A session never blocks: a blocking command answers as in MULTI.
+                    Ok(command::Outcome::Block(_)) => Reply::NilArray,
+                    Err(e) => e.into(),
+                }
+            })
+            .collect();
+        sess.commit().map_err(|e| e.0)?;
+        Ok((out, replies))
+    }
+}
+
+/// The rows of [`Store::xadd_rows`] inside a session.
+fn xadd_rows_in(
+    sess: &mut Session<'_>,
+    db: usize,
+    rows: &XaddRows<'_>,
+) -> Result<Vec<RowOutcome>, String> {
+    {
         if let Some(t) = &rows.times {
             if t.len() != rows.len {
                 return Err(CmdError::row_times_mismatch(t.len(), rows.len).0);
             }
         }
-        let mut sess = self.session().map_err(|e| e.0)?;
         if rows.len == 0 {
             return Ok(Vec::new());
         }
@@ -189,7 +232,7 @@ impl Store {
             }
             if rows.forget {
                 if let Some(p) = prev.filter(|p| *p != key) {
-                    run_argv(&mut sess, db, &[b"DEL", p]);
+                    run_argv(sess, db, &[b"DEL", p]);
                 }
                 prev = Some(key);
             }
@@ -203,14 +246,16 @@ impl Store {
             out.push(RowOutcome::from_result(r));
         }
         if let Some(p) = prev {
-            run_argv(&mut sess, db, &[b"XTRIM", p, b"MAXLEN", b"0"]);
+            run_argv(sess, db, &[b"XTRIM", p, b"MAXLEN", b"0"]);
         }
         if rows.times.is_some() {
             sess.keyspace().clock = saved;
         }
         Ok(out)
     }
+}
 
+impl Store {
     /// One XADD from typed arguments on database `db`: the entry's ID, or for an IDMP
     /// duplicate the ID first added for its (producer, IID) pair; `None` with NOMKSTREAM
     /// on a missing key. The errors are XADD's; a durable store logs the XADD as

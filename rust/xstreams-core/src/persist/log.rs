@@ -68,6 +68,19 @@ pub fn encode_records(
     now: i64,
     records: &[LogRecord],
 ) {
+    encode_records_in(out, cur, db, now, records, true)
+}
+
+/// [`encode_records`], wrapping several records in MULTI/EXEC only with `wrap` (not
+/// inside a block that is itself wrapped: MULTI blocks do not nest).
+pub fn encode_records_in(
+    out: &mut Vec<u8>,
+    cur: &mut LogCursor,
+    db: usize,
+    now: i64,
+    records: &[LogRecord],
+    wrap: bool,
+) {
     if records.is_empty() {
         return;
     }
@@ -79,7 +92,7 @@ pub fn encode_records(
         encode_command(out, &[b"SELECT".to_vec(), db.to_string().into_bytes()]);
         cur.db = db;
     }
-    let wrap = records.len() > 1;
+    let wrap = wrap && records.len() > 1;
     if wrap {
         encode_command(out, &[b"MULTI".to_vec()]);
     }

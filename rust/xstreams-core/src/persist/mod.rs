@@ -236,6 +236,8 @@ pub struct Journal {
     manifest: Manifest,
     cursor: LogCursor,
     buf: Vec<u8>,
+    /// The records of an open atomic block (see [`Journal::begin_block`]).
+    block: Option<Vec<u8>>,
     pub fsync: Fsync,
     /// Bytes in the live logs.
     pub log_bytes: u64,
@@ -265,6 +267,10 @@ fn config_lines(cfg: &Config) -> Vec<u8> {
 impl Journal {
     /// Append the records of one command.
     pub fn append(&mut self, db: usize, now: i64, records: &[LogRecord]) -> io::Result<()> {
+        if let Some(block) = self.block.as_mut() {
+            log::encode_records_in(block, &mut self.cursor, db, now, records, false);
+            return Ok(());
+        }
         self.buf.clear();
         log::encode_records(&mut self.buf, &mut self.cursor, db, now, records);
         self.write_buf()
@@ -272,8 +278,37 @@ impl Journal {
 
     /// Append a settings change.
     pub fn append_config(&mut self, name: &str, value: &str) -> io::Result<()> {
+        if let Some(block) = self.block.as_mut() {
+            log::encode_config(block, name, value);
+            return Ok(());
+        }
         self.buf.clear();
         log::encode_config(&mut self.buf, name, value);
+        self.write_buf()
+    }
+
+    /// Start an atomic block: the records appended until [`Journal::end_block`] are
+    /// written then, in one MULTI/EXEC block (as redis-server writes a transaction to its
+    /// AOF), so a crash leaves all of them in the log or none (replay drops a block cut
+    /// by the end of the log). A block already open stays the one block.
+    pub fn begin_block(&mut self) {
+        if self.block.is_none() {
+            self.block = Some(Vec::new());
+        }
+    }
+
+    /// Write the open atomic block (nothing if it is empty or none is open).
+    pub fn end_block(&mut self) -> io::Result<()> {
+        let Some(block) = self.block.take() else {
+            return Ok(());
+        };
+        if block.is_empty() {
+            return Ok(());
+        }
+        self.buf.clear();
+        log::encode_command(&mut self.buf, &[b"MULTI".to_vec()]);
+        self.buf.extend_from_slice(&block);
+        log::encode_command(&mut self.buf, &[b"EXEC".to_vec()]);
         self.write_buf()
     }
 
@@ -724,6 +759,7 @@ pub fn open(
             manifest: m,
             cursor: LogCursor::default(),
             buf: Vec::new(),
+            block: None,
             fsync: opts.fsync,
             log_bytes: lines.len() as u64,
             base_bytes: 0,
@@ -799,6 +835,7 @@ pub fn open(
         manifest,
         cursor,
         buf: Vec::new(),
+        block: None,
         fsync: opts.fsync,
         log_bytes,
         base_bytes,

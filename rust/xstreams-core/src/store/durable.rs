@@ -153,3 +153,25 @@ fn compact_shared(shared: &Arc<Shared>) -> Result<(), PersistError> {
         }
     }
 }
+
+impl State {
+    /// Start an atomic block in the log of a durable store: the records of the commands
+    /// run until [`State::end_log_block`] reach the log together or not at all.
+    pub(super) fn begin_log_block(&mut self) {
+        if let Some(j) = self.journal.as_mut() {
+            j.begin_block();
+        }
+    }
+
+    /// Write the atomic block. A failed write is returned as the MISCONF error and, as
+    /// after any failed log write, further writes are refused until the store is reopened.
+    pub(super) fn end_log_block(&mut self) -> Option<crate::error::CmdError> {
+        let j = self.journal.as_mut()?;
+        let e = j.end_block().err()?;
+        let msg = e.to_string();
+        j.failed = Some(msg.clone());
+        Some(crate::error::CmdError::coded(format!(
+            "MISCONF Errors writing to the AOF file: {msg}"
+        )))
+    }
+}

@@ -81,6 +81,23 @@ impl Session<'_> {
         &mut self.st.ks
     }
 
+    /// Make the rest of this session atomic in the log: the records of the commands it
+    /// runs from now on are written as one block when it ends ([`Session::commit`] or
+    /// drop), so after a crash the store holds all of them or none, as a MULTI/EXEC in
+    /// Redis's AOF. (No other command runs during a session in any case.)
+    pub fn atomic(&mut self) {
+        self.st.begin_log_block();
+    }
+
+    /// End the session, writing its atomic block (if [`Session::atomic`] started one):
+    /// the MISCONF error if that write failed.
+    pub fn commit(mut self) -> Result<(), CmdError> {
+        match self.st.end_log_block() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     /// Is the store durable (every command logged)?
     pub fn is_durable(&self) -> bool {
         self.st.journal.is_some()
@@ -94,6 +111,7 @@ impl Session<'_> {
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
+        let _ = self.st.end_log_block();
         if self.st.serve(std::mem::take(&mut self.sig)) {
             self.store.shared.cond.notify_all();
         }

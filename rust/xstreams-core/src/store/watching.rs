@@ -99,8 +99,11 @@ impl Store {
             return None;
         }
         // MULTI/EXEC serves blocked readers after the whole batch; a pipeline after each
-        // command.
+        // command. An atomic batch is one block in the log, as a transaction in Redis's AOF.
         let mut sig = Signals::default();
+        if atomic {
+            st.begin_log_block();
+        }
         for c in cmds {
             if st.closed {
                 out.push(Reply::Error(CLOSED_ERROR.into()));
@@ -118,6 +121,12 @@ impl Store {
                     self.shared.cond.notify_all();
                 }
                 MutexGuard::bump(&mut st);
+            }
+        }
+        if atomic {
+            if let Some(e) = st.end_log_block() {
+                let r: Reply = e.into();
+                out.iter_mut().for_each(|o| *o = r.clone());
             }
         }
         if st.serve(sig) {

@@ -71,6 +71,9 @@ pub struct XaddOpts<'a> {
     pub clock: Option<String>,
     pub forget: bool,
     pub db: usize,
+    /// One atomic step (one block in a durable store's log), with `after` run last.
+    pub atomic: bool,
+    pub after: Vec<Vec<Vec<u8>>>,
     pub _p: std::marker::PhantomData<&'a ()>,
 }
 
@@ -195,7 +198,19 @@ pub fn xadd_arrow(
         times,
         forget: o.forget,
     };
-    guarded(py, || store.xadd_rows(o.db, &rows))?.map_err(|e| reply_err(py, &e))
+    if !o.atomic && o.after.is_empty() {
+        return guarded(py, || store.xadd_rows(o.db, &rows))?.map_err(|e| reply_err(py, &e));
+    }
+    let (out, after) = guarded(py, || store.xadd_rows_atomic(o.db, &rows, &o.after))?
+        .map_err(|e| reply_err(py, &e))?;
+    // `after` is the caller's own bookkeeping (a sink's marker): its failure is raised.
+    if let Some(xstreams_core::Reply::Error(e)) = after
+        .iter()
+        .find(|r| matches!(r, xstreams_core::Reply::Error(_)))
+    {
+        return Err(reply_err(py, e));
+    }
+    Ok(out)
 }
 
 /// Build the `xadd_batch` reply from the outcomes: an Arrow batch, or the first row
@@ -233,7 +248,11 @@ impl Store {
     /// and ``duplicate`` (an IDMP duplicate: ``id`` is then the first entry's), plus
     /// ``error`` with ``errors="return"``; with ``errors="raise"`` every row runs, then
     /// the first failing row's error is raised (``exc.row``, ``exc.result``).
-    #[pyo3(signature = (key, batch, *, fields=None, id=None, producer=None, pid=None, iid=None, idmpauto=false, maxlen=None, minid=None, approximate=true, limit=None, nomkstream=false, ref_policy=None, clock=None, key_column=None, errors="raise", db=0, _forget=false))]
+    /// ``atomic=True`` makes the rows one step in a durable store's log (after a crash
+    /// the store has all of them or none, as a MULTI/EXEC in Redis's AOF); ``after``
+    /// (argument lists, e.g. ``[[b"XADD", b"marker", b"*", b"batch", b"7"]]``) runs last
+    /// in that same step, and an error reply of it is raised.
+    #[pyo3(signature = (key, batch, *, fields=None, id=None, producer=None, pid=None, iid=None, idmpauto=false, maxlen=None, minid=None, approximate=true, limit=None, nomkstream=false, ref_policy=None, clock=None, key_column=None, errors="raise", db=0, _forget=false, atomic=false, after=None))]
     #[allow(clippy::too_many_arguments)]
     fn xadd_batch<'py>(
         &self,
@@ -257,6 +276,8 @@ impl Store {
         errors: &str,
         db: usize,
         _forget: bool,
+        atomic: bool,
+        after: Option<Vec<Vec<Vec<u8>>>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let raise_errors = match errors {
             "raise" => true,
@@ -328,6 +349,8 @@ impl Store {
             clock,
             forget: _forget,
             db,
+            atomic,
+            after: after.unwrap_or_default(),
             _p: std::marker::PhantomData,
         };
         let outcomes = xadd_arrow(py, self.core(), batch, &opts)?;

@@ -19,6 +19,7 @@ use crate::command::{self, Ctx, ReadArgs, XaddArgs, XaddOutcome};
 use crate::db::NUM_DBS;
 use crate::error::CmdError;
 use crate::id::StreamId;
+use crate::reply::Reply;
 use crate::store::{Session, Store, CLOSED_ERROR};
 
 /// The values of one column of a batch of rows.

@@ -144,6 +144,20 @@ def auto_iid(pairs: Sequence[bytes]) -> bytes: ...
 def _xadd_loop(store: Store, key: bytes, size: int, off: int, n: int, db: int = 0) -> None:
     """The physical limit of XADD: ``n`` typed XADDs run in Rust (bench/run.py's driver)."""
 
+def _idmp_dedup(
+    batches: Sequence[Any],
+    producer: str,
+    iid: str,
+    time: str,
+    tie: str,
+    duration: int,
+    maxsize: int,
+    keep_first: bool,
+    large: bool,
+) -> Optional[list[Any]]:
+    """The Spark dedup kernel on one partition's Arrow batches (``None``: input it does
+    not take, which then runs the store path)."""
+
 def serve(argv: Sequence[str], on_ready: Optional[Any] = None) -> Optional[str]: ...
 def inspect_store(path: Union[str, PathLike[str]]) -> dict[str, Any]:
     """Check a store directory file by file without loading it (``xstreams check``).

@@ -170,8 +170,6 @@ impl State {
         let e = j.end_block().err()?;
         let msg = e.to_string();
         j.failed = Some(msg.clone());
-        Some(crate::error::CmdError::coded(format!(
-            "MISCONF Errors writing to the AOF file: {msg}"
-        )))
+        Some(crate::error::CmdError::misconf(&msg))
     }
 }

@@ -11,6 +11,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+#[path = "support/rust_source.rs"]
+mod rust_source;
+use rust_source::test_items;
+
 /// The source of `src` with comments, string and char literals blanked out.
 fn code_only(src: &str) -> String {
     let b = src.as_bytes();
@@ -56,36 +60,9 @@ fn code_only(src: &str) -> String {
         }
     }
     // Test items: `#[cfg(test)]` followed by `mod x;` or a braced item.
-    let mut from = 0;
-    loop {
-        let text = String::from_utf8_lossy(&out).into_owned();
-        let Some(n) = text[from..].find("#[cfg(test)]") else {
-            break;
-        };
-        let start = from + n;
-        let mut k = start + "#[cfg(test)]".len();
-        while k < out.len() && out[k] != b'{' && out[k] != b';' {
-            k += 1;
-        }
-        if k < out.len() && out[k] == b'{' {
-            let mut depth = 0;
-            while k < out.len() {
-                match out[k] {
-                    b'{' => depth += 1,
-                    b'}' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-                k += 1;
-            }
-        }
-        let end = (k + 1).min(out.len());
+    for (start, end) in test_items(&out) {
+        let end = (end + 1).min(out.len());
         blank(&mut out, start, end);
-        from = end;
     }
     String::from_utf8_lossy(&out).into_owned()
 }

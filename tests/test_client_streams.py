@@ -316,6 +316,28 @@ def test_xack_xackdel(check):
     )
 
 
+def test_xack_checks_in_redis_order(check):
+    # The typed XACK: the key's type, 0 without the key or the group (whatever the IDs),
+    # then every ID strictly (one bad ID fails the call and acknowledges nothing).
+    check(
+        [
+            ("xack", ("missing", "g", "bad")),
+            ("xack", ("s", "nope", "bad", "1-1")),
+            ("xack", ("s", "g", "1-1", "bad")),
+            ("xack", ("s", "g", "1-1", "1-x")),
+            ("xpending", ("s", "g")),
+            ("xack", ("s", "g")),
+            ("set", ("str", "v")),
+            ("xack", ("str", "g", "1-1")),
+            ("xack", ("s", "g", 1, b"1-2", "2-0", "1-2", "+", "-")),
+            ("xack", ("s", "g", True)),
+            ("xack", ("s", "g", "3-0", "4")),
+            ("xpending", ("s", "g")),
+        ],
+        setup=GROUP_SETUP,
+    )
+
+
 def test_xpending(check):
     check(
         [

@@ -150,3 +150,27 @@ def test_xadd_loop_appends_the_benchmark_values():
     with pytest.raises(xstreams.exceptions.ResponseError, match="WRONGTYPE"):
         store.execute_command("SET", "str", "x")
         _xstreams._xadd_loop(store, b"str", 8, 0, 1)
+
+
+def test_reads_of_changing_sizes_reuse_nothing_stale():
+    # A read's buffers are kept for the thread's next read: each read must still give
+    # exactly its own entries, after a larger one and after a failed one.
+    store = xstreams.Store()
+    r = Redis(store=store)
+    ids = [r.xadd("s", {f"f{i % 3}": "v" * (i % 7), "g": str(i)}) for i in range(400)]
+    r.xgroup_create("s", "g", "0")
+    for count in (300, 1, 50, 400, 2):
+        got = r.xrange("s", count=count)
+        assert [e[0] for e in got] == ids[:count]
+        assert got[-1][1] == {
+            f"f{(count - 1) % 3}".encode(): b"v" * ((count - 1) % 7),
+            b"g": str(count - 1).encode(),
+        }
+        with pytest.raises(xstreams.ResponseError):
+            r.xrange("s", min="bad")
+        rev = r.xrevrange("s", count=count)
+        assert [e[0] for e in rev] == ids[::-1][:count]
+    got = r.xreadgroup("g", "c", {"s": ">"}, count=10)
+    assert [e[0] for e in got[0][1]] == ids[:10]
+    assert r.xack("s", "g", *ids[:10]) == 10
+    assert r.xread({"s": ids[-3]}) == [[b"s", [(i, r.xrange("s", i, i)[0][1]) for i in ids[-2:]]]]

@@ -1,8 +1,12 @@
 //! The other entry methods of `_NativeClient` (see `client.rs`): deletion with reference
-//! policies (XACKDEL, XDELEX), XNACK, trimming and XCFGSET, and the helpers of the native
-//! methods that run a command's arguments (`client_groups.rs` holds the consumer-group,
-//! pending and XINFO methods). Replies with a redis-py callback that depends on the
-//! protocol go through the client's own callback, on the raw value built here.
+//! policies (XACKDEL, XDELEX), XNACK, trimming and XCFGSET, and the one shape of every
+//! native method that runs a command's arguments: [`native_or`] (arguments in a shape the
+//! native path takes and a client that has it: the command written with [`Cmd`], its
+//! reply converted as [`Conv`] says; otherwise the Python method of the same name) and,
+//! for the methods that are only command words followed by their arguments,
+//! `words_then_args_methods!` (one line per method). Replies with a redis-py callback that
+//! depends on the protocol go through the client's own callback, on the raw value built
+//! here.
 
 use std::borrow::Cow;
 
@@ -55,21 +59,142 @@ fn convert(
     }
 }
 
-/// Run `args` on the native path and convert; `None` when the client has no native path.
-pub(crate) fn native(
-    slf: &Bound<'_, NativeClient>,
-    py: Python<'_>,
-    args: &Args<'_>,
-    conv: Conv<'_>,
-) -> PyResult<Option<Py<PyAny>>> {
-    match slf.get().fast(slf)? {
-        Some(f) => {
-            let reply = run_args(py, f, args)?;
-            convert(slf, py, &reply, f, conv).map(Some)
+/// A command's arguments, built by a native method from redis-py's arguments (bytes
+/// borrowed from the Python objects, not copied).
+pub(crate) struct Cmd<'a> {
+    pub(crate) args: Args<'a>,
+}
+
+impl<'a> Cmd<'a> {
+    /// A word of the command (its name, a keyword).
+    pub(crate) fn word(&mut self, w: &'static [u8]) -> &mut Self {
+        self.args.push(Cow::Borrowed(w));
+        self
+    }
+
+    /// An argument encoded as redis-py's `Encoder` does.
+    pub(crate) fn arg(&mut self, obj: &'a Bound<'_, PyAny>) -> PyResult<&mut Self> {
+        self.args.push(arg_bytes(obj.py(), obj)?);
+        Ok(self)
+    }
+
+    /// Each of `objs`, encoded.
+    pub(crate) fn args<'py: 'a>(
+        &mut self,
+        objs: impl IntoIterator<Item = &'a Bound<'py, PyAny>>,
+    ) -> PyResult<&mut Self> {
+        for o in objs {
+            self.arg(o)?;
         }
-        None => Ok(None),
+        Ok(self)
+    }
+
+    /// An integer argument.
+    pub(crate) fn int(&mut self, n: i64) -> &mut Self {
+        push_int(&mut self.args, n);
+        self
+    }
+
+    /// `keyword value` when `value` is given.
+    pub(crate) fn opt(
+        &mut self,
+        keyword: &'static [u8],
+        value: Option<&'a Bound<'_, PyAny>>,
+    ) -> PyResult<&mut Self> {
+        if let Some(v) = value {
+            self.word(keyword).arg(v)?;
+        }
+        Ok(self)
+    }
+
+    /// `obj` encoded, or `default` without it.
+    pub(crate) fn arg_or(
+        &mut self,
+        obj: Option<&'a Bound<'_, PyAny>>,
+        default: &'static [u8],
+    ) -> PyResult<&mut Self> {
+        match obj {
+            Some(o) => self.arg(o),
+            None => Ok(self.word(default)),
+        }
     }
 }
+
+/// What a native method gives its Python fallback: positional and keyword arguments.
+pub(crate) type PyCall<'py> = (Vec<Bound<'py, PyAny>>, Option<Bound<'py, PyDict>>);
+
+/// The shape of the native methods that run a command's arguments: when the arguments
+/// are in a shape the native path takes (`simple`) and the client has that path, run the
+/// command `build` writes and convert its reply as `build` says; otherwise call the Python
+/// method `method` (the reference for redis-py's checks) with the arguments `python`
+/// gives.
+pub(crate) fn native_or<'a, 'py>(
+    slf: &Bound<'py, NativeClient>,
+    simple: bool,
+    build: impl FnOnce(&mut Cmd<'a>) -> PyResult<Conv<'py>>,
+    method: &str,
+    python: impl FnOnce() -> PyResult<PyCall<'py>>,
+) -> PyResult<Py<PyAny>> {
+    let py = slf.py();
+    if simple {
+        if let Some(f) = slf.get().fast(slf)? {
+            let mut cmd = Cmd {
+                args: Vec::with_capacity(8),
+            };
+            let conv = build(&mut cmd)?;
+            let reply = run_args(py, f, &cmd.args)?;
+            return convert(slf, py, &reply, f, conv);
+        }
+    }
+    let (args, kwargs) = python()?;
+    call_fallback(slf, py, method, args, kwargs.as_ref())
+}
+
+/// The simplest native methods: command `words` followed by each of `objs`, whose
+/// fallback takes `objs` as they are.
+pub(crate) fn words_then_args<'a, 'py>(
+    slf: &Bound<'py, NativeClient>,
+    method: &str,
+    words: &[&'static [u8]],
+    objs: &[&'a Bound<'py, PyAny>],
+    conv: Conv<'py>,
+) -> PyResult<Py<PyAny>> {
+    let build = |c: &mut Cmd<'a>| {
+        for w in words {
+            c.word(w);
+        }
+        c.args(objs.iter().copied())?;
+        Ok(conv)
+    };
+    let python = || Ok((objs.iter().map(|o| (*o).clone()).collect(), None));
+    native_or(slf, true, build, method, python)
+}
+
+/// Define `_NativeClient` methods of the [`words_then_args`] shape, one line each:
+/// `/// doc` then `name(arg, ...) => [WORD ...], conversion;` (`as "pyname"` renames).
+macro_rules! words_then_args_methods {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $(as $pyname:literal)? ($($arg:ident),+) => [$($word:literal),+], $conv:expr;
+    )+) => {
+        #[pymethods]
+        impl NativeClient {
+            $(
+                $(#[$doc])*
+                $(#[pyo3(name = $pyname)])?
+                fn $name(slf: &Bound<'_, Self>, $($arg: &Bound<'_, PyAny>),+) -> PyResult<Py<PyAny>> {
+                    let method = words_then_args_methods!(@name $name $($pyname)?);
+                    $crate::client_commands::words_then_args(
+                        slf, method, &[$($word),+], &[$($arg),+], $conv,
+                    )
+                }
+            )+
+        }
+    };
+    (@name $name:ident) => { stringify!($name) };
+    (@name $name:ident $pyname:literal) => { $pyname };
+}
+pub(crate) use words_then_args_methods;
 
 pub(crate) fn call_fallback(
     slf: &Bound<'_, NativeClient>,
@@ -94,6 +219,71 @@ pub(crate) fn opt_or<'py>(py: Python<'py>, v: Option<&Bound<'py, PyAny>>) -> Bou
     }
 }
 
+/// `all` followed by each of `opts` (None where not given).
+pub(crate) fn with_opts<'py, const N: usize>(
+    py: Python<'py>,
+    mut all: Vec<Bound<'py, PyAny>>,
+    opts: [Option<&Bound<'py, PyAny>>; N],
+) -> Vec<Bound<'py, PyAny>> {
+    all.extend(opts.into_iter().map(|o| opt_or(py, o)));
+    all
+}
+
+/// Keyword arguments: those of `kwargs` that were given.
+pub(crate) fn given<'py, const N: usize>(
+    py: Python<'py>,
+    kwargs: [(&str, Option<&Bound<'py, PyAny>>); N],
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in kwargs {
+        if let Some(v) = v {
+            d.set_item(k, v)?;
+        }
+    }
+    Ok(d)
+}
+
+/// XACKDEL / XDELEX: `CMD head... REF_POLICY IDS n id...` (KEEPREF when no policy is
+/// given), one status code per ID.
+fn policy_call<'py>(
+    slf: &Bound<'py, NativeClient>,
+    method: &str,
+    cmd: &'static [u8],
+    head: &[&Bound<'py, PyAny>],
+    ids: &Bound<'py, PyTuple>,
+    ref_policy: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let items: Vec<Bound<'py, PyAny>> = ids.iter().collect();
+    let simple = !items.is_empty() && ref_policy.is_none_or(|p| is_one_of(p, REF_POLICIES));
+    native_or(
+        slf,
+        simple,
+        |c| {
+            c.word(cmd).args(head.iter().copied())?;
+            c.arg_or(ref_policy, b"KEEPREF")?;
+            c.word(b"IDS").int(items.len() as i64).args(&items)?;
+            Ok(Conv::Raw)
+        },
+        method,
+        || {
+            let mut all: Vec<Bound<'py, PyAny>> = head.iter().map(|h| (*h).clone()).collect();
+            all.extend(items.iter().cloned());
+            Ok((all, Some(given(slf.py(), [("ref_policy", ref_policy)])?)))
+        },
+    )
+}
+
+/// A response callback's options: `{key: value}`.
+pub(crate) fn option<'py>(
+    py: Python<'py>,
+    key: &str,
+    value: impl IntoPyObject<'py>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item(key, value)?;
+    Ok(d)
+}
+
 /// Deletion with reference policies, XNACK, trimming and XCFGSET.
 #[pymethods]
 impl NativeClient {
@@ -101,79 +291,24 @@ impl NativeClient {
     #[pyo3(signature = (name, groupname, *ids, ref_policy=None))]
     fn xackdel(
         slf: &Bound<'_, Self>,
-        py: Python<'_>,
         name: &Bound<'_, PyAny>,
         groupname: &Bound<'_, PyAny>,
         ids: &Bound<'_, PyTuple>,
         ref_policy: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        if !ids.is_empty()
-            && ref_policy.is_none_or(|p| is_one_of(p, REF_POLICIES))
-            && on_native(slf)?
-        {
-            let items: Vec<Bound<'_, PyAny>> = ids.iter().collect();
-            let mut args: Args<'_> = vec![
-                Cow::Borrowed(b"XACKDEL"),
-                arg_bytes(py, name)?,
-                arg_bytes(py, groupname)?,
-            ];
-            match ref_policy {
-                Some(p) => args.push(arg_bytes(py, p)?),
-                None => args.push(Cow::Borrowed(b"KEEPREF")),
-            }
-            args.push(Cow::Borrowed(b"IDS"));
-            push_int(&mut args, items.len() as i64);
-            for i in &items {
-                args.push(arg_bytes(py, i)?);
-            }
-            if let Some(v) = native(slf, py, &args, Conv::Raw)? {
-                return Ok(v);
-            }
-        }
-        let mut all = vec![name.clone(), groupname.clone()];
-        all.extend(ids.iter());
-        let kwargs = PyDict::new(py);
-        if let Some(p) = ref_policy {
-            kwargs.set_item("ref_policy", p)?;
-        }
-        call_fallback(slf, py, "xackdel", all, Some(&kwargs))
+        let head = [name, groupname];
+        policy_call(slf, "xackdel", b"XACKDEL", &head, ids, ref_policy)
     }
 
     /// XDEL with control over consumer-group references; one status code per ID.
     #[pyo3(signature = (name, *ids, ref_policy=None))]
     fn xdelex(
         slf: &Bound<'_, Self>,
-        py: Python<'_>,
         name: &Bound<'_, PyAny>,
         ids: &Bound<'_, PyTuple>,
         ref_policy: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        if !ids.is_empty()
-            && ref_policy.is_none_or(|p| is_one_of(p, REF_POLICIES))
-            && on_native(slf)?
-        {
-            let items: Vec<Bound<'_, PyAny>> = ids.iter().collect();
-            let mut args: Args<'_> = vec![Cow::Borrowed(b"XDELEX"), arg_bytes(py, name)?];
-            match ref_policy {
-                Some(p) => args.push(arg_bytes(py, p)?),
-                None => args.push(Cow::Borrowed(b"KEEPREF")),
-            }
-            args.push(Cow::Borrowed(b"IDS"));
-            push_int(&mut args, items.len() as i64);
-            for i in &items {
-                args.push(arg_bytes(py, i)?);
-            }
-            if let Some(v) = native(slf, py, &args, Conv::Raw)? {
-                return Ok(v);
-            }
-        }
-        let mut all = vec![name.clone()];
-        all.extend(ids.iter());
-        let kwargs = PyDict::new(py);
-        if let Some(p) = ref_policy {
-            kwargs.set_item("ref_policy", p)?;
-        }
-        call_fallback(slf, py, "xdelex", all, Some(&kwargs))
+        policy_call(slf, "xdelex", b"XDELEX", &[name], ids, ref_policy)
     }
 
     /// Negatively acknowledge pending messages (mode SILENT, FAIL or FATAL).
@@ -195,42 +330,33 @@ impl NativeClient {
             && is_one_of(mode, NACK_MODES)
             && !matches!(retry, Some(None) | Some(Some(i64::MIN..=-1)))
             && !matches!(force_on, Some((false, _)));
-        if simple && on_native(slf)? {
-            let items: Vec<Bound<'_, PyAny>> = ids.iter().collect();
-            let mut args: Args<'_> = vec![
-                Cow::Borrowed(b"XNACK"),
-                arg_bytes(py, name)?,
-                arg_bytes(py, groupname)?,
-                arg_bytes(py, mode)?,
-                Cow::Borrowed(b"IDS"),
-            ];
-            push_int(&mut args, items.len() as i64);
-            for i in &items {
-                args.push(arg_bytes(py, i)?);
-            }
-            if let Some(Some(n)) = retry {
-                args.push(Cow::Borrowed(b"RETRYCOUNT"));
-                push_int(&mut args, n);
-            }
-            if let Some((_, on)) = force_on {
-                if on? {
-                    args.push(Cow::Borrowed(b"FORCE"));
+        let items: Vec<Bound<'_, PyAny>> = ids.iter().collect();
+        native_or(
+            slf,
+            simple,
+            |c| {
+                c.word(b"XNACK").args([name, groupname, mode])?;
+                c.word(b"IDS").int(items.len() as i64).args(&items)?;
+                if let Some(Some(n)) = retry {
+                    c.word(b"RETRYCOUNT").int(n);
                 }
-            }
-            if let Some(v) = native(slf, py, &args, Conv::Int)? {
-                return Ok(v);
-            }
-        }
-        let mut all = vec![name.clone(), groupname.clone(), mode.clone()];
-        all.extend(ids.iter());
-        let kwargs = PyDict::new(py);
-        if let Some(r) = retrycount {
-            kwargs.set_item("retrycount", r)?;
-        }
-        if let Some(f) = force {
-            kwargs.set_item("force", f)?;
-        }
-        call_fallback(slf, py, "xnack", all, Some(&kwargs))
+                if let Some((_, on)) = force_on {
+                    if on? {
+                        c.word(b"FORCE");
+                    }
+                }
+                Ok(Conv::Int)
+            },
+            "xnack",
+            || {
+                let all = [
+                    vec![name.clone(), groupname.clone(), mode.clone()],
+                    items.clone(),
+                ];
+                let kwargs = given(py, [("retrycount", retrycount), ("force", force)])?;
+                Ok((all.concat(), Some(kwargs)))
+            },
+        )
     }
 
     /// Trim a stream by ``maxlen`` or ``minid``; return the number of deleted entries.
@@ -249,46 +375,40 @@ impl NativeClient {
         let simple = maxlen.is_some() != minid.is_some()
             && ref_policy.is_none_or(|p| is_one_of(p, REF_POLICIES))
             && !matches!(approx, Some((false, _)));
-        if simple && on_native(slf)? {
-            let mut args: Args<'_> = vec![Cow::Borrowed(b"XTRIM"), arg_bytes(py, name)?];
-            let (kw, value): (&'static [u8], _) = match (maxlen, minid) {
-                (Some(m), _) => (b"MAXLEN", m),
-                (None, Some(m)) => (b"MINID", m),
-                (None, None) => unreachable!("one of maxlen/minid is set"),
-            };
-            args.push(Cow::Borrowed(kw));
-            let approx_on = match approx {
-                None => true,
-                Some((_, on)) => on?,
-            };
-            if approx_on {
-                args.push(Cow::Borrowed(b"~"));
-            }
-            args.push(arg_bytes(py, value)?);
-            if let Some(l) = limit {
-                args.push(Cow::Borrowed(b"LIMIT"));
-                args.push(arg_bytes(py, l)?);
-            }
-            if let Some(p) = ref_policy {
-                args.push(arg_bytes(py, p)?);
-            }
-            if let Some(v) = native(slf, py, &args, Conv::Int)? {
-                return Ok(v);
-            }
-        }
-        let approximate = match approximate {
-            Some(a) => a.clone(),
-            None => PyBool::new(py, true).to_owned().into_any(),
-        };
-        let all = vec![
-            name.clone(),
-            opt_or(py, maxlen),
-            approximate,
-            opt_or(py, minid),
-            opt_or(py, limit),
-            opt_or(py, ref_policy),
-        ];
-        call_fallback(slf, py, "xtrim", all, None)
+        native_or(
+            slf,
+            simple,
+            |c| {
+                c.word(b"XTRIM").arg(name)?;
+                let (kw, value): (&'static [u8], _) = match (maxlen, minid) {
+                    (Some(m), _) => (b"MAXLEN", m),
+                    (None, Some(m)) => (b"MINID", m),
+                    (None, None) => unreachable!("one of maxlen/minid is set"),
+                };
+                c.word(kw);
+                let approx_on = match approx {
+                    None => true,
+                    Some((_, on)) => on?,
+                };
+                if approx_on {
+                    c.word(b"~");
+                }
+                c.arg(value)?.opt(b"LIMIT", limit)?;
+                if let Some(p) = ref_policy {
+                    c.arg(p)?;
+                }
+                Ok(Conv::Int)
+            },
+            "xtrim",
+            || {
+                let approximate = match approximate {
+                    Some(a) => a.clone(),
+                    None => PyBool::new(py, true).to_owned().into_any(),
+                };
+                let all = vec![name.clone(), opt_or(py, maxlen), approximate];
+                Ok((with_opts(py, all, [minid, limit, ref_policy]), None))
+            },
+        )
     }
 
     /// Configure a stream's idempotency map (IDMP-DURATION 1..300 s, IDMP-MAXSIZE).
@@ -305,30 +425,24 @@ impl NativeClient {
         let simple = (duration.is_some() || maxsize.is_some())
             && matches!(duration, None | Some(Some(1..=300)))
             && matches!(maxsize, None | Some(Some(1..=1_000_000)));
-        if simple && on_native(slf)? {
-            let mut args: Args<'_> = vec![Cow::Borrowed(b"XCFGSET"), arg_bytes(py, name)?];
-            if let Some(Some(d)) = duration {
-                args.push(Cow::Borrowed(b"IDMP-DURATION"));
-                push_int(&mut args, d);
-            }
-            if let Some(Some(m)) = maxsize {
-                args.push(Cow::Borrowed(b"IDMP-MAXSIZE"));
-                push_int(&mut args, m);
-            }
-            if let Some(v) = native(slf, py, &args, Conv::Raw)? {
-                return Ok(v);
-            }
-        }
-        let all = vec![
-            name.clone(),
-            opt_or(py, idmp_duration),
-            opt_or(py, idmp_maxsize),
-        ];
-        call_fallback(slf, py, "xcfgset", all, None)
+        native_or(
+            slf,
+            simple,
+            |c| {
+                c.word(b"XCFGSET").arg(name)?;
+                if let Some(Some(d)) = duration {
+                    c.word(b"IDMP-DURATION").int(d);
+                }
+                if let Some(Some(m)) = maxsize {
+                    c.word(b"IDMP-MAXSIZE").int(m);
+                }
+                Ok(Conv::Raw)
+            },
+            "xcfgset",
+            || {
+                let all = vec![name.clone()];
+                Ok((with_opts(py, all, [idmp_duration, idmp_maxsize]), None))
+            },
+        )
     }
-}
-
-/// Does this client take the native path? (Decided on first use.)
-pub(crate) fn on_native(slf: &Bound<'_, NativeClient>) -> PyResult<bool> {
-    Ok(slf.get().fast(slf)?.is_some())
 }

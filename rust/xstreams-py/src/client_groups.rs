@@ -2,14 +2,26 @@
 //! XPENDING, XCLAIM and XAUTOCLAIM. Their replies go through the client's own redis-py
 //! callback (it depends on the protocol), on the raw value built in Rust.
 
-use std::borrow::Cow;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
 
-use crate::client::{exact_int, is_exact_false, push_int, Args, NativeClient};
-use crate::client_commands::{call_fallback, native, on_native, opt_or, Conv};
-use crate::convert::arg_bytes;
+use crate::client::{exact_int, is_exact_false, NativeClient};
+use crate::client_commands::{native_or, option, with_opts, words_then_args_methods, Cmd, Conv};
+
+words_then_args_methods! {
+    /// Delete a consumer; return the number of messages it had pending.
+    xgroup_delconsumer(name, groupname, consumername) => [b"XGROUP", b"DELCONSUMER"], Conv::Int;
+    /// Create a consumer; return 1 if it was created, 0 if it existed.
+    xgroup_createconsumer(name, groupname, consumername) => [b"XGROUP", b"CREATECONSUMER"], Conv::Int;
+    /// Destroy a consumer group; return whether it existed.
+    xgroup_destroy(name, groupname) => [b"XGROUP", b"DESTROY"], Conv::Bool;
+    /// Information about the consumer groups of a stream.
+    xinfo_groups(name) => [b"XINFO", b"GROUPS"], Conv::Callback("XINFO GROUPS", None);
+    /// Information about the consumers of a group.
+    xinfo_consumers(name, groupname) => [b"XINFO", b"CONSUMERS"], Conv::Callback("XINFO CONSUMERS", None);
+    /// The summary of a group's pending messages.
+    xpending(name, groupname) => [b"XPENDING"], Conv::Callback("XPENDING", None);
+}
 
 /// Consumer groups, pending entries, claiming and XINFO.
 #[pymethods]
@@ -29,99 +41,29 @@ impl NativeClient {
             None => false,
             Some(m) => m.is_truthy()?,
         };
-        if on_native(slf)? {
-            let mut args: Args<'_> = vec![
-                Cow::Borrowed(b"XGROUP"),
-                Cow::Borrowed(b"CREATE"),
-                arg_bytes(py, name)?,
-                arg_bytes(py, groupname)?,
-            ];
-            match id {
-                Some(i) => args.push(arg_bytes(py, i)?),
-                None => args.push(Cow::Borrowed(b"$")),
-            }
-            if mk {
-                args.push(Cow::Borrowed(b"MKSTREAM"));
-            }
-            if let Some(e) = entries_read {
-                args.push(Cow::Borrowed(b"ENTRIESREAD"));
-                args.push(arg_bytes(py, e)?);
-            }
-            if let Some(v) = native(slf, py, &args, Conv::BoolOk)? {
-                return Ok(v);
-            }
-        }
-        let id = match id {
-            Some(i) => i.clone(),
-            None => PyString::new(py, "$").into_any(),
+        let python = || {
+            let id = match id {
+                Some(i) => i.clone(),
+                None => PyString::new(py, "$").into_any(),
+            };
+            let mkstream = PyBool::new(py, mk).to_owned().into_any();
+            let all = vec![name.clone(), groupname.clone(), id, mkstream];
+            Ok((with_opts(py, all, [entries_read]), None))
         };
-        let mkstream = PyBool::new(py, mk).to_owned().into_any();
-        let all = vec![
-            name.clone(),
-            groupname.clone(),
-            id,
-            mkstream,
-            opt_or(py, entries_read),
-        ];
-        call_fallback(slf, py, "xgroup_create", all, None)
-    }
-
-    /// Delete a consumer; return the number of messages it had pending.
-    fn xgroup_delconsumer(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-        groupname: &Bound<'_, PyAny>,
-        consumername: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyAny>> {
-        group_call(
+        native_or(
             slf,
-            py,
-            "xgroup_delconsumer",
-            b"DELCONSUMER",
-            name,
-            groupname,
-            Some(consumername),
-            Conv::Int,
-        )
-    }
-
-    /// Create a consumer; return 1 if it was created, 0 if it existed.
-    fn xgroup_createconsumer(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-        groupname: &Bound<'_, PyAny>,
-        consumername: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyAny>> {
-        group_call(
-            slf,
-            py,
-            "xgroup_createconsumer",
-            b"CREATECONSUMER",
-            name,
-            groupname,
-            Some(consumername),
-            Conv::Int,
-        )
-    }
-
-    /// Destroy a consumer group; return whether it existed.
-    fn xgroup_destroy(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-        groupname: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyAny>> {
-        group_call(
-            slf,
-            py,
-            "xgroup_destroy",
-            b"DESTROY",
-            name,
-            groupname,
-            None,
-            Conv::Bool,
+            true,
+            |c| {
+                c.word(b"XGROUP").word(b"CREATE").args([name, groupname])?;
+                c.arg_or(id, b"$")?;
+                if mk {
+                    c.word(b"MKSTREAM");
+                }
+                c.opt(b"ENTRIESREAD", entries_read)?;
+                Ok(Conv::BoolOk)
+            },
+            "xgroup_create",
+            python,
         )
     }
 
@@ -135,74 +77,22 @@ impl NativeClient {
         id: &Bound<'_, PyAny>,
         entries_read: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        if on_native(slf)? {
-            let mut args: Args<'_> = vec![
-                Cow::Borrowed(b"XGROUP"),
-                Cow::Borrowed(b"SETID"),
-                arg_bytes(py, name)?,
-                arg_bytes(py, groupname)?,
-                arg_bytes(py, id)?,
-            ];
-            if let Some(e) = entries_read {
-                args.push(Cow::Borrowed(b"ENTRIESREAD"));
-                args.push(arg_bytes(py, e)?);
-            }
-            if let Some(v) = native(slf, py, &args, Conv::BoolOk)? {
-                return Ok(v);
-            }
-        }
-        let all = vec![
-            name.clone(),
-            groupname.clone(),
-            id.clone(),
-            opt_or(py, entries_read),
-        ];
-        call_fallback(slf, py, "xgroup_setid", all, None)
-    }
-
-    /// Information about the consumer groups of a stream.
-    fn xinfo_groups(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyAny>> {
-        if on_native(slf)? {
-            let args: Args<'_> = vec![
-                Cow::Borrowed(b"XINFO"),
-                Cow::Borrowed(b"GROUPS"),
-                arg_bytes(py, name)?,
-            ];
-            if let Some(v) = native(slf, py, &args, Conv::Callback("XINFO GROUPS", None))? {
-                return Ok(v);
-            }
-        }
-        call_fallback(slf, py, "xinfo_groups", vec![name.clone()], None)
-    }
-
-    /// Information about the consumers of a group.
-    fn xinfo_consumers(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-        groupname: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyAny>> {
-        if on_native(slf)? {
-            let args: Args<'_> = vec![
-                Cow::Borrowed(b"XINFO"),
-                Cow::Borrowed(b"CONSUMERS"),
-                arg_bytes(py, name)?,
-                arg_bytes(py, groupname)?,
-            ];
-            if let Some(v) = native(slf, py, &args, Conv::Callback("XINFO CONSUMERS", None))? {
-                return Ok(v);
-            }
-        }
-        call_fallback(
+        let python = || {
+            let all = vec![name.clone(), groupname.clone(), id.clone()];
+            Ok((with_opts(py, all, [entries_read]), None))
+        };
+        native_or(
             slf,
-            py,
-            "xinfo_consumers",
-            vec![name.clone(), groupname.clone()],
-            None,
+            true,
+            |c| {
+                c.word(b"XGROUP")
+                    .word(b"SETID")
+                    .args([name, groupname, id])?;
+                c.opt(b"ENTRIESREAD", entries_read)?;
+                Ok(Conv::BoolOk)
+            },
+            "xgroup_setid",
+            python,
         )
     }
 
@@ -218,53 +108,27 @@ impl NativeClient {
             None => false,
             Some(f) => f.is_truthy()?,
         };
-        if on_native(slf)? {
-            let mut args: Args<'_> = vec![
-                Cow::Borrowed(b"XINFO"),
-                Cow::Borrowed(b"STREAM"),
-                arg_bytes(py, name)?,
-            ];
-            let mut options = None;
-            if let (true, Some(f)) = (full_on, full) {
-                args.push(Cow::Borrowed(b"FULL"));
-                let d = PyDict::new(py);
-                d.set_item("full", f)?;
-                options = Some(d);
-            }
-            if let Some(v) = native(slf, py, &args, Conv::Callback("XINFO STREAM", options))? {
-                return Ok(v);
-            }
-        }
-        let full = match full {
-            Some(f) => f.clone(),
-            None => PyBool::new(py, false).to_owned().into_any(),
+        let python = || {
+            let full = match full {
+                Some(f) => f.clone(),
+                None => PyBool::new(py, false).to_owned().into_any(),
+            };
+            Ok((vec![name.clone(), full], None))
         };
-        call_fallback(slf, py, "xinfo_stream", vec![name.clone(), full], None)
-    }
-
-    /// The summary of a group's pending messages.
-    fn xpending(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-        groupname: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyAny>> {
-        if on_native(slf)? {
-            let args: Args<'_> = vec![
-                Cow::Borrowed(b"XPENDING"),
-                arg_bytes(py, name)?,
-                arg_bytes(py, groupname)?,
-            ];
-            if let Some(v) = native(slf, py, &args, Conv::Callback("XPENDING", None))? {
-                return Ok(v);
-            }
-        }
-        call_fallback(
+        native_or(
             slf,
-            py,
-            "xpending",
-            vec![name.clone(), groupname.clone()],
-            None,
+            true,
+            |c| {
+                c.word(b"XINFO").word(b"STREAM").arg(name)?;
+                let mut options = None;
+                if let (true, Some(f)) = (full_on, full) {
+                    c.word(b"FULL");
+                    options = Some(option(py, "full", f)?);
+                }
+                Ok(Conv::Callback("XINFO STREAM", options))
+            },
+            "xinfo_stream",
+            python,
         )
     }
 
@@ -286,40 +150,36 @@ impl NativeClient {
         let idle_n = idle.map(|i| exact_int(i).filter(|n| *n >= 0));
         let simple =
             !min.is_none() && !max.is_none() && count_n.is_some() && !matches!(idle_n, Some(None));
-        if simple && on_native(slf)? {
-            let mut args: Args<'_> = vec![
-                Cow::Borrowed(b"XPENDING"),
-                arg_bytes(py, name)?,
-                arg_bytes(py, groupname)?,
+        let python = || {
+            let all = vec![
+                name.clone(),
+                groupname.clone(),
+                min.clone(),
+                max.clone(),
+                count.clone(),
             ];
-            if let Some(Some(i)) = idle_n {
-                args.push(Cow::Borrowed(b"IDLE"));
-                push_int(&mut args, i);
-            }
-            args.push(arg_bytes(py, min)?);
-            args.push(arg_bytes(py, max)?);
-            args.push(arg_bytes(py, count)?);
-            if let Some(c) = consumername {
-                if c.is_truthy()? {
-                    args.push(arg_bytes(py, c)?);
+            Ok((with_opts(py, all, [consumername, idle]), None))
+        };
+        native_or(
+            slf,
+            simple,
+            |c| {
+                c.word(b"XPENDING").args([name, groupname])?;
+                if let Some(Some(i)) = idle_n {
+                    c.word(b"IDLE").int(i);
                 }
-            }
-            let options = PyDict::new(py);
-            options.set_item("parse_detail", true)?;
-            if let Some(v) = native(slf, py, &args, Conv::Callback("XPENDING", Some(options)))? {
-                return Ok(v);
-            }
-        }
-        let all = vec![
-            name.clone(),
-            groupname.clone(),
-            min.clone(),
-            max.clone(),
-            count.clone(),
-            opt_or(py, consumername),
-            opt_or(py, idle),
-        ];
-        call_fallback(slf, py, "xpending_range", all, None)
+                c.args([min, max, count])?;
+                if let Some(consumer) = consumername {
+                    if consumer.is_truthy()? {
+                        c.arg(consumer)?;
+                    }
+                }
+                let options = option(py, "parse_detail", true)?;
+                Ok(Conv::Callback("XPENDING", Some(options)))
+            },
+            "xpending_range",
+            python,
+        )
     }
 
     /// Change the ownership of pending messages; the claimed entries (or IDs).
@@ -360,45 +220,35 @@ impl NativeClient {
             && retrycount.is_none()
             && force_on.is_some()
             && justid_on.is_some();
-        if let (true, Some(ids), Some(m)) = (simple && on_native(slf)?, ids.as_ref(), min_idle) {
-            let mut args: Args<'_> = vec![
-                Cow::Borrowed(b"XCLAIM"),
-                arg_bytes(py, name)?,
-                arg_bytes(py, groupname)?,
-                arg_bytes(py, consumername)?,
+        let python = || {
+            let f = PyBool::new(py, false).to_owned().into_any();
+            let all = vec![
+                name.clone(),
+                groupname.clone(),
+                consumername.clone(),
+                min_idle_time.clone(),
+                message_ids.clone(),
             ];
-            push_int(&mut args, m);
-            for i in ids {
-                args.push(arg_bytes(py, i)?);
-            }
-            if force_on == Some(true) {
-                args.push(Cow::Borrowed(b"FORCE"));
-            }
-            let mut options = None;
-            if justid_on == Some(true) {
-                args.push(Cow::Borrowed(b"JUSTID"));
-                let d = PyDict::new(py);
-                d.set_item("parse_justid", true)?;
-                options = Some(d);
-            }
-            if let Some(v) = native(slf, py, &args, Conv::Callback("XCLAIM", options))? {
-                return Ok(v);
-            }
-        }
-        let f = PyBool::new(py, false).to_owned().into_any();
-        let all = vec![
-            name.clone(),
-            groupname.clone(),
-            consumername.clone(),
-            min_idle_time.clone(),
-            message_ids.clone(),
-            opt_or(py, idle),
-            opt_or(py, time),
-            opt_or(py, retrycount),
-            force.cloned().unwrap_or_else(|| f.clone()),
-            justid.cloned().unwrap_or(f),
-        ];
-        call_fallback(slf, py, "xclaim", all, None)
+            let mut all = with_opts(py, all, [idle, time, retrycount]);
+            all.push(force.cloned().unwrap_or_else(|| f.clone()));
+            all.push(justid.cloned().unwrap_or(f));
+            Ok((all, None))
+        };
+        native_or(
+            slf,
+            simple,
+            |c| {
+                c.word(b"XCLAIM").args([name, groupname, consumername])?;
+                c.int(min_idle.unwrap_or_default());
+                c.args(ids.iter().flatten())?;
+                if force_on == Some(true) {
+                    c.word(b"FORCE");
+                }
+                Ok(Conv::Callback("XCLAIM", justid_option(py, c, justid_on)?))
+            },
+            "xclaim",
+            python,
+        )
     }
 
     /// Claim pending entries idle for at least ``min_idle_time`` ms, SCAN-like.
@@ -422,80 +272,58 @@ impl NativeClient {
             Some(b) if b.is_exact_instance_of::<PyBool>() => Some(!is_exact_false(b)),
             Some(_) => None,
         };
-        let ok = !matches!(count_n, Some(None)) && on_native(slf)?;
-        if let (Some(m), true, Some(j)) = (min_idle, ok, justid_on) {
-            let mut args: Args<'_> = vec![
-                Cow::Borrowed(b"XAUTOCLAIM"),
-                arg_bytes(py, name)?,
-                arg_bytes(py, groupname)?,
-                arg_bytes(py, consumername)?,
+        let simple = !matches!(count_n, Some(None)) && min_idle.is_some() && justid_on.is_some();
+        let python = || {
+            let start_id = match start_id {
+                Some(s) => s.clone(),
+                None => PyString::new(py, "0-0").into_any(),
+            };
+            let all = vec![
+                name.clone(),
+                groupname.clone(),
+                consumername.clone(),
+                min_idle_time.clone(),
+                start_id,
             ];
-            push_int(&mut args, m);
-            match start_id {
-                Some(s) => args.push(arg_bytes(py, s)?),
-                None => args.push(Cow::Borrowed(b"0-0")),
-            }
-            if let Some(Some(c)) = count_n {
-                args.push(Cow::Borrowed(b"COUNT"));
-                push_int(&mut args, c);
-            }
-            let mut options = None;
-            if j {
-                args.push(Cow::Borrowed(b"JUSTID"));
-                let d = PyDict::new(py);
-                d.set_item("parse_justid", true)?;
-                options = Some(d);
-            }
-            if let Some(v) = native(slf, py, &args, Conv::Callback("XAUTOCLAIM", options))? {
-                return Ok(v);
-            }
-        }
-        let start_id = match start_id {
-            Some(s) => s.clone(),
-            None => PyString::new(py, "0-0").into_any(),
+            let mut all = with_opts(py, all, [count]);
+            all.push(
+                justid
+                    .cloned()
+                    .unwrap_or_else(|| PyBool::new(py, false).to_owned().into_any()),
+            );
+            Ok((all, None))
         };
-        let all = vec![
-            name.clone(),
-            groupname.clone(),
-            consumername.clone(),
-            min_idle_time.clone(),
-            start_id,
-            opt_or(py, count),
-            justid
-                .cloned()
-                .unwrap_or_else(|| PyBool::new(py, false).to_owned().into_any()),
-        ];
-        call_fallback(slf, py, "xautoclaim", all, None)
+        native_or(
+            slf,
+            simple,
+            |c| {
+                c.word(b"XAUTOCLAIM")
+                    .args([name, groupname, consumername])?;
+                c.int(min_idle.unwrap_or_default());
+                c.arg_or(start_id, b"0-0")?;
+                if let Some(Some(n)) = count_n {
+                    c.word(b"COUNT").int(n);
+                }
+                Ok(Conv::Callback(
+                    "XAUTOCLAIM",
+                    justid_option(py, c, justid_on)?,
+                ))
+            },
+            "xautoclaim",
+            python,
+        )
     }
 }
 
-/// `XGROUP <sub> name group [consumer]`.
-#[allow(clippy::too_many_arguments)]
-fn group_call(
-    slf: &Bound<'_, NativeClient>,
-    py: Python<'_>,
-    method: &str,
-    sub: &'static [u8],
-    name: &Bound<'_, PyAny>,
-    groupname: &Bound<'_, PyAny>,
-    consumer: Option<&Bound<'_, PyAny>>,
-    conv: Conv<'_>,
-) -> PyResult<Py<PyAny>> {
-    if on_native(slf)? {
-        let mut args: Args<'_> = vec![
-            Cow::Borrowed(b"XGROUP"),
-            Cow::Borrowed(sub),
-            arg_bytes(py, name)?,
-            arg_bytes(py, groupname)?,
-        ];
-        if let Some(c) = consumer {
-            args.push(arg_bytes(py, c)?);
-        }
-        if let Some(v) = native(slf, py, &args, conv)? {
-            return Ok(v);
-        }
+/// `JUSTID` when asked, and the callback's `parse_justid` option with it.
+fn justid_option<'py>(
+    py: Python<'py>,
+    c: &mut Cmd<'_>,
+    justid: Option<bool>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    if justid != Some(true) {
+        return Ok(None);
     }
-    let mut all = vec![name.clone(), groupname.clone()];
-    all.extend(consumer.cloned());
-    call_fallback(slf, py, method, all, None)
+    c.word(b"JUSTID");
+    option(py, "parse_justid", true).map(Some)
 }

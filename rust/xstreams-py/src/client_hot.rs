@@ -2,7 +2,8 @@
 //! xreadgroup, xack, xlen, xdel, delete, exists, type.
 //!
 //! The common calls take the typed core API directly: redis-py's arguments become
-//! `XaddArgs` / `ReadArgs` / range bounds (no argument vector, no `Reply` tree), the store
+//! `XaddArgs` / `ReadArgs` / range bounds / XACK's parsed IDs (no argument vector, no
+//! command lookup, no `Reply` tree; an XADD's few field/value pairs on the stack), the store
 //! runs them in one session with the GIL kept while the store is free (`client::locked`),
 //! and reads collect what they serve into flat buffers that become redis-py's values once
 //! the store is unlocked (`client_sink`). Calls with options the typed API does not take
@@ -15,12 +16,16 @@ use std::borrow::Cow;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyString, PyTuple};
-use xstreams_core::command::{args as cmd_args, read_typed, xadd_typed, ReadArgs, XaddArgs};
+use smallvec::SmallVec;
+use xstreams_core::command::{
+    args as cmd_args, read_typed, typed_write, xack_typed, xadd_typed, ReadArgs, XaddArgs,
+};
 
 use crate::client::{
-    exact_int, fallback, int_reply, is_exact_false, is_one_of, locked, push_int, push_obj, raw,
-    read_reply, run_args, Args, Fast, NativeClient, REF_POLICIES,
+    exact_int, fallback, is_exact_false, is_one_of, locked, push_int, push_obj, raw, read_reply,
+    run_args, Args, Fast, NativeClient, REF_POLICIES,
 };
+use crate::client_commands::{native_or, words_then_args_methods, Conv};
 use crate::client_sink::{id_obj, Builder, Collected};
 use crate::convert::arg_bytes;
 
@@ -38,9 +43,19 @@ fn is_auto_id(obj: &Bound<'_, PyAny>) -> bool {
 /// A dict's items, held so that their bytes can be borrowed.
 type Items<'py> = Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>;
 
+/// How many field/value pairs an entry may have before its XADD allocates for them.
+const INLINE_PAIRS: usize = 4;
+
+/// A dict's items held (a strong reference each, so that their bytes stay valid even if
+/// the dict changes while the GIL is released), on the stack for a few fields.
+type InlineItems<'py> = SmallVec<[(Bound<'py, PyAny>, Bound<'py, PyAny>); INLINE_PAIRS]>;
+
 /// Field/value pairs of `items`, encoded, in order (bytes are borrowed, not copied).
-fn pairs_of<'a>(py: Python<'_>, items: &'a Items<'_>) -> PyResult<Vec<Cow<'a, [u8]>>> {
-    let mut out = Vec::with_capacity(2 * items.len());
+fn pairs_of<'a>(
+    py: Python<'_>,
+    items: &'a InlineItems<'_>,
+) -> PyResult<SmallVec<[Cow<'a, [u8]>; 2 * INLINE_PAIRS]>> {
+    let mut out = SmallVec::with_capacity(2 * items.len());
     for (k, v) in items {
         out.push(arg_bytes(py, k)?);
         out.push(arg_bytes(py, v)?);
@@ -66,9 +81,9 @@ fn xadd_fast(
             iid.map(|i| arg_bytes(py, i)).transpose()?,
         )),
     };
-    let items: Items<'_> = dict.iter().collect();
+    let items: InlineItems<'_> = dict.iter().collect();
     let owned = pairs_of(py, &items)?;
-    let pairs: Vec<&[u8]> = owned.iter().map(|c| c.as_ref()).collect();
+    let pairs: SmallVec<[&[u8]; 2 * INLINE_PAIRS]> = owned.iter().map(|c| c.as_ref()).collect();
     let mut a = XaddArgs::new(key.as_ref(), &pairs);
     a.no_mkstream = nomkstream;
     a.idmp = idmp_bytes
@@ -80,6 +95,59 @@ fn xadd_fast(
         Some(o) => id_obj(py, o.id, f.decode).unbind(),
         None => py.None(),
     })
+}
+
+/// XACK of at least one ID as a typed call: the IDs parsed from their bytes in the
+/// session (no argument vector, no command lookup), in the order XACK checks: writes
+/// refused, the key's type, 0 without the key or the group, then every ID strictly.
+fn xack_fast(
+    py: Python<'_>,
+    f: &Fast,
+    name: &Bound<'_, PyAny>,
+    groupname: &Bound<'_, PyAny>,
+    ids: &Bound<'_, PyTuple>,
+) -> PyResult<Py<PyAny>> {
+    let key = arg_bytes(py, name)?;
+    let group = arg_bytes(py, groupname)?;
+    let items: Vec<Bound<'_, PyAny>> = ids.iter().collect();
+    let raw_ids = items
+        .iter()
+        .map(|i| arg_bytes(py, i))
+        .collect::<PyResult<Vec<_>>>()?;
+    let (key, group) = (key.as_ref(), group.as_ref());
+    let db = f.db;
+    let acked = locked(py, f, false, |sess| {
+        sess.run(db, |ctx| {
+            let argv = || {
+                let mut v = Vec::with_capacity(3 + raw_ids.len());
+                v.extend([b"XACK".to_vec(), key.to_vec(), group.to_vec()]);
+                v.extend(raw_ids.iter().map(|i| i.to_vec()));
+                v
+            };
+            typed_write(ctx, argv, |ctx| {
+                let known = match ctx.stream(key)? {
+                    Some(s) => s.groups.lookup(group).is_some(),
+                    None => false,
+                };
+                if !known {
+                    return Ok(0);
+                }
+                let ids = raw_ids
+                    .iter()
+                    .map(|i| cmd_args::strict_id(i))
+                    .collect::<Result<Vec<_>, _>>()?;
+                xack_typed(ctx, key, group, &ids)
+            })
+        })
+    })?;
+    Ok(acked.into_pyobject(py)?.into_any().unbind())
+}
+
+words_then_args_methods! {
+    /// Number of entries of a stream.
+    xlen(name) => [b"XLEN"], Conv::Int;
+    /// The type of key ``name``.
+    type_ as "type"(name) => [b"TYPE"], Conv::Raw;
 }
 
 #[pymethods]
@@ -244,16 +312,6 @@ impl NativeClient {
         range_call(slf, py, "xrevrange", name, min, max, count, true)
     }
 
-    /// Number of entries of a stream.
-    fn xlen(slf: &Bound<'_, Self>, py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        if let Some(f) = slf.get().fast(slf)? {
-            let args: Args<'_> = vec![Cow::Borrowed(b"XLEN"), arg_bytes(py, name)?];
-            let reply = run_args(py, f, &args)?;
-            return int_reply(py, &reply, f);
-        }
-        fallback(py, "xlen")?.call1((slf, name)).map(Bound::unbind)
-    }
-
     /// Acknowledge messages; return how many were pending.
     #[pyo3(signature = (name, groupname, *ids))]
     fn xack(
@@ -263,73 +321,40 @@ impl NativeClient {
         groupname: &Bound<'_, PyAny>,
         ids: &Bound<'_, PyTuple>,
     ) -> PyResult<Py<PyAny>> {
-        if let Some(f) = slf.get().fast(slf)? {
-            let items: Vec<Bound<'_, PyAny>> = ids.iter().collect();
-            let mut args: Args<'_> = Vec::with_capacity(3 + items.len());
-            args.push(Cow::Borrowed(b"XACK"));
-            args.push(arg_bytes(py, name)?);
-            args.push(arg_bytes(py, groupname)?);
-            for i in &items {
-                args.push(arg_bytes(py, i)?);
+        if !ids.is_empty() {
+            if let Some(f) = slf.get().fast(slf)? {
+                return xack_fast(py, f, name, groupname, ids);
             }
-            let reply = run_args(py, f, &args)?;
-            return int_reply(py, &reply, f);
         }
-        let mut all = vec![slf.clone().into_any(), name.clone(), groupname.clone()];
+        let mut all = vec![name.clone(), groupname.clone()];
         all.extend(ids.iter());
-        fallback(py, "xack")?
-            .call1(PyTuple::new(py, all)?)
-            .map(Bound::unbind)
+        keys_call(slf, "xack", b"XACK", &all)
     }
 
     /// Delete entries; return how many were deleted.
     #[pyo3(signature = (name, *ids))]
     fn xdel(
         slf: &Bound<'_, Self>,
-        py: Python<'_>,
         name: &Bound<'_, PyAny>,
         ids: &Bound<'_, PyTuple>,
     ) -> PyResult<Py<PyAny>> {
         let mut all = vec![name.clone()];
         all.extend(ids.iter());
-        keys_call(slf, py, "xdel", b"XDEL", &all)
+        keys_call(slf, "xdel", b"XDEL", &all)
     }
 
     /// Delete keys; return how many existed.
     #[pyo3(signature = (*names))]
-    fn delete(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        names: &Bound<'_, PyTuple>,
-    ) -> PyResult<Py<PyAny>> {
+    fn delete(slf: &Bound<'_, Self>, names: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
         let all: Vec<Bound<'_, PyAny>> = names.iter().collect();
-        keys_call(slf, py, "delete", b"DEL", &all)
+        keys_call(slf, "delete", b"DEL", &all)
     }
 
     /// Number of ``names`` that exist.
     #[pyo3(signature = (*names))]
-    fn exists(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        names: &Bound<'_, PyTuple>,
-    ) -> PyResult<Py<PyAny>> {
+    fn exists(slf: &Bound<'_, Self>, names: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
         let all: Vec<Bound<'_, PyAny>> = names.iter().collect();
-        keys_call(slf, py, "exists", b"EXISTS", &all)
-    }
-
-    /// The type of key ``name``.
-    #[pyo3(name = "type")]
-    fn type_(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-    ) -> PyResult<Py<PyAny>> {
-        if let Some(f) = slf.get().fast(slf)? {
-            let args: Args<'_> = vec![Cow::Borrowed(b"TYPE"), arg_bytes(py, name)?];
-            let reply = run_args(py, f, &args)?;
-            return raw(py, &reply, f);
-        }
-        fallback(py, "type")?.call1((slf, name)).map(Bound::unbind)
+        keys_call(slf, "exists", b"EXISTS", &all)
     }
 
     /// Read entries after the given IDs (redis-py's ``xread``).
@@ -494,7 +519,9 @@ fn read_fast(
             Ok(c)
         })
     })?;
-    Builder::new(&got, f).read(py, f.shape, claim)
+    let out = Builder::new(&got, f).read(py, f.shape, claim);
+    got.recycle();
+    out
 }
 
 fn push_streams(py: Python<'_>, args: &mut Args<'_>, dict: &Bound<'_, PyDict>) -> PyResult<()> {
@@ -553,7 +580,9 @@ fn range_call(
                 Ok(c)
             })
         })?;
-        return Builder::new(&got, f).all_entries(py);
+        let out = Builder::new(&got, f).all_entries(py);
+        got.recycle();
+        return out;
     }
     let (first_d, second_d) = if rev { ("+", "-") } else { ("-", "+") };
     let (first, second) = if rev { (max, min) } else { (min, max) };
@@ -573,23 +602,18 @@ fn range_call(
 /// A command of a name followed by arguments, answering an integer.
 fn keys_call(
     slf: &Bound<'_, NativeClient>,
-    py: Python<'_>,
     method: &str,
     cmd: &'static [u8],
     items: &[Bound<'_, PyAny>],
 ) -> PyResult<Py<PyAny>> {
-    if let Some(f) = slf.get().fast(slf)? {
-        let mut args: Args<'_> = Vec::with_capacity(1 + items.len());
-        args.push(Cow::Borrowed(cmd));
-        for i in items {
-            args.push(arg_bytes(py, i)?);
-        }
-        let reply = run_args(py, f, &args)?;
-        return int_reply(py, &reply, f);
-    }
-    let mut all = vec![slf.clone().into_any()];
-    all.extend(items.iter().cloned());
-    fallback(py, method)?
-        .call1(PyTuple::new(py, all)?)
-        .map(Bound::unbind)
+    native_or(
+        slf,
+        true,
+        |c| {
+            c.word(cmd).args(items)?;
+            Ok(Conv::Int)
+        },
+        method,
+        || Ok((items.to_vec(), None)),
+    )
 }

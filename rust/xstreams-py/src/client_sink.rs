@@ -6,7 +6,11 @@
 //! for a lock its own thread holds. So a read copies what it serves into flat buffers (one
 //! copy of the bytes, no per-field allocation, repeated field names kept once), and the
 //! entries are built from them: `[(id, {field: value}), ...]`, with CLAIM's
-//! `(id, fields, idle, deliveries)`, keyed by stream in the client's XREAD shape.
+//! `(id, fields, idle, deliveries)`, keyed by stream in the client's XREAD shape. The
+//! buffers are kept per thread for the next read (`Collected::recycle`), so a steady
+//! stream of reads of one size allocates none.
+
+use std::cell::Cell;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -41,9 +45,35 @@ pub(crate) struct Collected {
     values: Vec<u8>,
 }
 
+/// Above these sizes a read's buffers are freed, not kept for the next read.
+const KEEP_VALUE_BYTES: usize = 1 << 20;
+const KEEP_ENTRIES: usize = 1 << 14;
+
+thread_local! {
+    /// The buffers of this thread's last read, emptied, kept for the next one.
+    static SPARE: Cell<Option<Collected>> = const { Cell::new(None) };
+}
+
 impl Collected {
+    /// Empty buffers for a read: the last read's of this thread (their capacity kept, so
+    /// a read of the same size allocates nothing), else new ones.
     pub(crate) fn new() -> Self {
-        Collected::default()
+        SPARE.with(Cell::take).unwrap_or_default()
+    }
+
+    /// Give the buffers back for the next read of this thread, unless they grew large.
+    /// (Taken and given back whole, so a read started meanwhile, e.g. by a finalizer
+    /// while this one's values are built, simply gets new buffers.)
+    pub(crate) fn recycle(mut self) {
+        if self.values.capacity() > KEEP_VALUE_BYTES || self.entries.capacity() > KEEP_ENTRIES {
+            return;
+        }
+        self.streams.clear();
+        self.entries.clear();
+        self.pairs.clear();
+        self.names.clear();
+        self.values.clear();
+        SPARE.with(|s| s.set(Some(self)));
     }
 
     fn name_index(&mut self, name: &[u8]) -> u32 {

@@ -18,7 +18,7 @@ import threading
 import pytest
 import xstreams
 from xstreams import _xstreams
-from xstreams.client import Redis
+from xstreams.client import Pipeline, Redis
 
 
 def _fill(r: Redis, n: int, key: str = "s") -> list:
@@ -174,3 +174,67 @@ def test_reads_of_changing_sizes_reuse_nothing_stale():
     assert [e[0] for e in got[0][1]] == ids[:10]
     assert r.xack("s", "g", *ids[:10]) == 10
     assert r.xread({"s": ids[-3]}) == [[b"s", [(i, r.xrange("s", i, i)[0][1]) for i in ids[-2:]]]]
+
+
+def _python_queue(p, *args, **kwargs):
+    # The Python method of the same name (what the native queueing must equal).
+    from xstreams.client_streams import StreamCommands
+
+    return StreamCommands.xadd(p, *args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "args, kwargs",
+    [
+        (("s", {"f": "v"}), {}),
+        ((b"s", {b"f": b"v", "g": 1, 2.5: bytearray(b"x")}), {}),
+        (("s", {"f": "v"}), {"id": "9-1"}),
+        (("s", {"f": "v"}), {"maxlen": 3}),
+        (("s", {"f": "v"}), {"nomkstream": True}),
+        (("s", {"f": "v"}), {"idmpauto": "p"}),
+    ],
+)
+def test_pipeline_xadd_queues_what_the_python_method_queues(args, kwargs):
+    # Two stores on one fixed clock: the same auto IDs.
+    native = Redis(store=xstreams.Store(clock_ms=1_700_000_000_000)).pipeline()
+    python = Redis(store=xstreams.Store(clock_ms=1_700_000_000_000)).pipeline()
+    assert native.xadd(*args, **kwargs) is native
+    assert _python_queue(python, *args, **kwargs) is python
+    assert native.command_stack == python.command_stack
+    assert [type(a) for a in native.command_stack[0][0]] == [
+        type(a) for a in python.command_stack[0][0]
+    ]
+    assert native.execute() == python.execute()
+
+
+@pytest.mark.parametrize(
+    "fields, error",
+    [({}, "XADD fields must be a non-empty dict"), ([("f", "v")], "non-empty dict")],
+)
+def test_pipeline_xadd_bad_fields_raise_as_the_python_method(fields, error):
+    p = Redis(store=xstreams.Store()).pipeline()
+    with pytest.raises(xstreams.DataError, match=error):
+        p.xadd("s", fields)
+    assert p.command_stack == []
+
+
+def test_pipeline_xadd_while_watching_runs_at_once_and_subclasses_keep_their_hook():
+    r = Redis(store=xstreams.Store())
+    p = r.pipeline()
+    p.watch("w")
+    got = p.xadd("s", {"f": "v"})  # immediate while watching, before MULTI
+    assert isinstance(got, bytes) and r.xlen("s") == 1 and p.command_stack == []
+    p.multi()
+    assert p.xadd("s", {"f": "v"}) is p and len(p.command_stack) == 1
+    assert len(p.execute()) == 1 and r.xlen("s") == 2
+
+    seen = []
+
+    class Recording(Pipeline):
+        def execute_command(self, *args, **options):
+            seen.append(args)
+            return super().execute_command(*args, **options)
+
+    q = Recording(r, True, None)
+    q.xadd("s", {"f": "v"})
+    assert seen == [("XADD", "s", "*", "f", "v")] and len(q.command_stack) == 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING, Any, Dict, List, Sequence, Tuple
 
+from ._xstreams import _NativePipeline
 from .client_encoding import EMPTY_RESPONSE, KeyT, _safe_str
 from .client_keyspace import KeyspaceCommands
 from .client_server import ServerCommands
@@ -33,7 +34,7 @@ def _annotate_exception(exception: BaseException, number: int, command: Sequence
     exception.args = (msg,) + exception.args[1:]
 
 
-class Pipeline(StreamCommands, KeyspaceCommands, ServerCommands):
+class Pipeline(_NativePipeline, StreamCommands, KeyspaceCommands, ServerCommands):
     """Queues commands and runs them together on :meth:`execute`.
 
     Created by :meth:`Redis.pipeline`. Command methods return the pipeline itself, so

@@ -7,7 +7,8 @@
 //! `client_hot.rs` (xadd, reads, xack, keyspace basics: typed core calls),
 //! `client_commands.rs` (deletion policies, XNACK, trimming, XCFGSET), `client_groups.rs`
 //! (groups, pending, claiming, XINFO), `client_pipeline.rs` (a pipeline's stack in one
-//! store call), with `client_sink.rs` collecting typed reads.
+//! store call, the common XADD queued natively), with `client_sink.rs` collecting typed
+//! reads.
 //!
 //! The native path is taken when the client runs on an `xstreams.Store` with strict UTF-8
 //! encoding, redis-py's default response callbacks and `Redis.execute_command` (the Python

@@ -5,12 +5,15 @@
 //! returns it: the stream commands the client's native methods cover are converted here,
 //! every other reply goes through the client's `_parse` (decoding and its response
 //! callback), exactly as the Python path does. A failed command's slot holds its exception.
+//! `_NativePipeline`, the base class of `Pipeline`, queues the common XADD from Rust.
 
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 use xstreams_core::Reply;
 
-use crate::client::{int_reply, raw, read_reply, stream_list, Fast, NativeClient};
+use crate::client::{fallback, int_reply, raw, read_reply, stream_list, Fast, NativeClient};
 use crate::convert::{arg_bytes, reply_to_py};
 use crate::errors::reply_error;
 use crate::store::guarded;
@@ -147,5 +150,119 @@ impl NativeClient {
             out.append(convert(slf, py, f, r, *conv, name, options)?)?;
         }
         Ok(Some(out.unbind()))
+    }
+}
+
+/// Base class of `xstreams.Pipeline` whose `xadd` queues the common call (a non-empty
+/// dict, no option) from Rust: the same `(("XADD", name, "*", field, value, ...), {})`
+/// stack entry the Python method queues through `Pipeline.execute_command`, without the
+/// Python frame and argument list. Any other call, a pipeline running commands at once
+/// (watching, before MULTI) and a subclass with its own `execute_command` take the Python
+/// method.
+#[pyclass(
+    module = "xstreams._xstreams",
+    name = "_NativePipeline",
+    subclass,
+    frozen
+)]
+pub struct NativePipeline;
+
+static PIPELINE_EXECUTE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// Does `slf` queue an XADD as `Pipeline.execute_command` would, with nothing else run?
+fn queues_directly(slf: &Bound<'_, NativePipeline>) -> PyResult<bool> {
+    let py = slf.py();
+    let base = PIPELINE_EXECUTE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        Ok(py
+            .import("xstreams.client_pipeline")?
+            .getattr("Pipeline")?
+            .getattr("execute_command")?
+            .unbind())
+    })?;
+    let own = slf.get_type().getattr(intern!(py, "execute_command"))?;
+    if !own.is(base.bind(py)) {
+        return Ok(false);
+    }
+    // `execute_command` runs a command at once while watching, outside MULTI.
+    Ok(!slf.getattr(intern!(py, "watching"))?.is_truthy()?
+        || slf
+            .getattr(intern!(py, "explicit_transaction"))?
+            .is_truthy()?)
+}
+
+#[pymethods]
+impl NativePipeline {
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
+        NativePipeline
+    }
+
+    /// Queue an XADD (redis-py's ``xadd``); returns the pipeline.
+    #[pyo3(signature = (name, fields, id=None, maxlen=None, approximate=None, nomkstream=None, minid=None, limit=None, ref_policy=None, idmpauto=None, idmp=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn xadd(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        fields: &Bound<'_, PyAny>,
+        id: Option<&Bound<'_, PyAny>>,
+        maxlen: Option<&Bound<'_, PyAny>>,
+        approximate: Option<&Bound<'_, PyAny>>,
+        nomkstream: Option<&Bound<'_, PyAny>>,
+        minid: Option<&Bound<'_, PyAny>>,
+        limit: Option<&Bound<'_, PyAny>>,
+        ref_policy: Option<&Bound<'_, PyAny>>,
+        idmpauto: Option<&Bound<'_, PyAny>>,
+        idmp: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let options = [
+            id,
+            maxlen,
+            approximate,
+            nomkstream,
+            minid,
+            limit,
+            ref_policy,
+            idmpauto,
+            idmp,
+        ];
+        let dict = fields.cast_exact::<PyDict>().ok().filter(|d| !d.is_empty());
+        if let (true, Some(dict)) = (options.iter().all(Option::is_none), dict) {
+            if queues_directly(slf)? {
+                let mut argv = Vec::with_capacity(3 + 2 * dict.len());
+                argv.push(intern!(py, "XADD").clone().into_any());
+                argv.push(name.clone());
+                argv.push(intern!(py, "*").clone().into_any());
+                for (k, v) in dict.iter() {
+                    argv.push(k);
+                    argv.push(v);
+                }
+                let entry = (PyTuple::new(py, argv)?, PyDict::new(py));
+                slf.getattr(intern!(py, "command_stack"))?
+                    .cast_into::<PyList>()?
+                    .append(entry)?;
+                return Ok(slf.clone().into_any().unbind());
+            }
+        }
+        let or = |v: Option<&Bound<'_, PyAny>>, default: Bound<'_, PyAny>| {
+            v.map_or(default.clone().unbind(), |v| v.clone().unbind())
+        };
+        let none = || py.None().into_bound(py);
+        let args = (
+            slf,
+            name,
+            fields,
+            or(id, PyString::new(py, "*").into_any()),
+            or(maxlen, none()),
+            or(approximate, PyBool::new(py, true).to_owned().into_any()),
+            or(nomkstream, PyBool::new(py, false).to_owned().into_any()),
+            or(minid, none()),
+            or(limit, none()),
+            or(ref_policy, none()),
+            or(idmpauto, none()),
+            or(idmp, none()),
+        );
+        fallback(py, "xadd")?.call1(args).map(Bound::unbind)
     }
 }

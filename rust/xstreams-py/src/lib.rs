@@ -33,6 +33,7 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<store::Store>()?;
     m.add_class::<watch::Watch>()?;
     m.add_class::<client::NativeClient>()?;
+    m.add_class::<client_pipeline::NativePipeline>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(store::command_names, m)?)?;
     m.add_function(wrap_pyfunction!(store::auto_iid, m)?)?;

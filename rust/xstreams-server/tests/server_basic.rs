@@ -101,6 +101,58 @@ fn multi_exec() {
     assert_eq!(c.call(&["EXEC"]), "[nil]");
 }
 
+/// A MULTI/EXEC whose queue SELECTs between databases is one transaction: no command of
+/// another connection runs between its commands (the writer adds to `a` in db 1 and `b`
+/// in db 0 in one EXEC; the reader, also across SELECTs, always sees equal lengths).
+#[test]
+fn exec_across_select_is_atomic() {
+    let h = server(ServerConfig::default());
+    let addr = h.local_addrs()[0];
+    let writer = std::thread::spawn(move || {
+        let mut w = Client::connect(addr);
+        for _ in 0..2000 {
+            for cmd in [
+                &["MULTI"][..],
+                &["SELECT", "1"],
+                &["XADD", "a", "*", "f", "v"],
+                &["SELECT", "0"],
+                &["XADD", "b", "*", "f", "v"],
+            ] {
+                w.send(cmd);
+            }
+            for _ in 0..5 {
+                w.read();
+            }
+            let reply = w.call(&["EXEC"]);
+            assert!(reply.starts_with("[+OK,"), "{reply}");
+        }
+    });
+    let mut r = Client::connect(addr);
+    let mut checked = 0;
+    while !writer.is_finished() {
+        for cmd in [
+            &["MULTI"][..],
+            &["SELECT", "1"],
+            &["XLEN", "a"],
+            &["SELECT", "0"],
+            &["XLEN", "b"],
+        ] {
+            r.send(cmd);
+        }
+        for _ in 0..5 {
+            r.read();
+        }
+        let reply = r.call(&["EXEC"]);
+        let parts: Vec<&str> = reply.trim_matches(['[', ']']).split(',').collect();
+        assert_eq!(parts[1], parts[3], "EXEC interleaved with another: {reply}");
+        checked += 1;
+    }
+    writer.join().unwrap();
+    assert!(checked > 0);
+    assert_eq!(r.call(&["SELECT", "1"]), "+OK");
+    assert_eq!(r.call(&["XLEN", "a"]), ":2000");
+}
+
 #[test]
 fn blocking_reads_wake_time_out_and_cancel() {
     let h = server(ServerConfig::default());

@@ -68,6 +68,49 @@ impl Store {
         if let Err(r) = Self::check_db(db) {
             return Some(cmds.iter().map(|_| r.clone()).collect());
         }
+        let cmds: Vec<(usize, &[Vec<u8>])> = cmds.iter().map(|c| (db, c.as_slice())).collect();
+        self.run_batch(db, protocol, &cmds, atomic, watches)
+    }
+
+    /// An atomic batch whose commands run in different databases (each command with its
+    /// own): a MULTI/EXEC whose queue SELECTs databases between commands runs as one
+    /// transaction. `db` is the database the WATCH check runs in (the connection's at
+    /// EXEC). Otherwise as [`Store::execute_batch_watching`] with `atomic`.
+    ///
+    /// ```
+    /// use xstreams_core::Store;
+    ///
+    /// let store = Store::default();
+    /// let cmd = |s: &str| -> Vec<Vec<u8>> { s.split(' ').map(|a| a.into()).collect() };
+    /// let replies = store
+    ///     .execute_transaction(0, 2, &[(0, cmd("XADD s 1-1 f v")), (3, cmd("XLEN s"))], &[])
+    ///     .unwrap();
+    /// assert_eq!(replies[1], xstreams_core::Reply::Int(0));
+    /// ```
+    pub fn execute_transaction(
+        &self,
+        db: usize,
+        protocol: u8,
+        cmds: &[(usize, Vec<Vec<u8>>)],
+        watches: &[&Watch],
+    ) -> Option<Vec<Reply>> {
+        for (d, _) in cmds.iter().chain(std::iter::once(&(db, Vec::new()))) {
+            if let Err(r) = Self::check_db(*d) {
+                return Some(cmds.iter().map(|_| r.clone()).collect());
+            }
+        }
+        let cmds: Vec<(usize, &[Vec<u8>])> = cmds.iter().map(|(d, c)| (*d, c.as_slice())).collect();
+        self.run_batch(db, protocol, &cmds, true, watches)
+    }
+
+    fn run_batch(
+        &self,
+        db: usize,
+        protocol: u8,
+        cmds: &[(usize, &[Vec<u8>])],
+        atomic: bool,
+        watches: &[&Watch],
+    ) -> Option<Vec<Reply>> {
         if watches.iter().any(|w| w.store != self.address()) {
             let r: Reply = CmdError::watch_of_another_store().into();
             return Some(cmds.iter().map(|_| r.clone()).collect());
@@ -75,7 +118,7 @@ impl Store {
         if atomic {
             let checks: Vec<Option<CmdError>> = cmds
                 .iter()
-                .map(|c| {
+                .map(|(_, c)| {
                     let refs: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
                     command::resolve(&refs).err()
                 })
@@ -104,13 +147,13 @@ impl Store {
         if atomic {
             st.begin_log_block();
         }
-        for c in cmds {
+        for (cdb, c) in cmds {
             if st.closed {
                 out.push(Reply::Error(CLOSED_ERROR.into()));
                 continue;
             }
             let refs: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
-            let (o, s) = Self::run(&mut st, db, protocol, &refs, true);
+            let (o, s) = Self::run(&mut st, *cdb, protocol, &refs, true);
             sig.add(s.keys, s.flushed_dbs);
             out.push(match o {
                 Outcome::Reply(r) => r,

@@ -134,22 +134,27 @@ impl Session {
         out.extend_from_slice(b"+RESET\r\n");
     }
 
-    pub(super) fn select(&mut self, args: &[Vec<u8>], out: &mut Vec<u8>) {
+    /// The database `SELECT index` switches to, or its error line.
+    pub(crate) fn select_target(&self, index: &[u8]) -> Result<usize, &'static str> {
         // getIntFromObjectOrReply: not an integer, or outside the C int range.
-        let Some(id) = string2ll(&args[1]) else {
-            self.error(out, NOT_INTEGER);
-            return;
-        };
+        let id = string2ll(index).ok_or(NOT_INTEGER)?;
         if i32::try_from(id).is_err() {
-            self.error(out, errors::DB_INDEX_RANGE_INT);
-            return;
+            return Err(errors::DB_INDEX_RANGE_INT);
         }
         if id < 0 || id as usize >= self.sh.cfg.databases {
-            self.error(out, errors::DB_INDEX_RANGE);
-            return;
+            return Err(errors::DB_INDEX_RANGE);
         }
-        self.db = id as usize;
-        self.me.fields.lock().unwrap().db = self.db;
-        out.extend_from_slice(b"+OK\r\n");
+        Ok(id as usize)
+    }
+
+    pub(super) fn select(&mut self, args: &[Vec<u8>], out: &mut Vec<u8>) {
+        match self.select_target(&args[1]) {
+            Err(e) => self.error(out, e),
+            Ok(db) => {
+                self.db = db;
+                self.me.fields.lock().unwrap().db = self.db;
+                out.extend_from_slice(b"+OK\r\n");
+            }
+        }
     }
 }

@@ -55,6 +55,12 @@ pub struct Db {
     /// The keys WATCHed in this database (they stay with the database number when
     /// SWAPDB swaps contents, as in Redis).
     pub watched: WatchedKeys,
+    /// Keys removed because their time to live ran out (lazily or by the active
+    /// expiry, or stored with a time already past): INFO stats' `expired_keys` sums
+    /// them. Not reset by FLUSHDB.
+    pub expired: u64,
+    /// Those of them the active expiry removed (`expired_keys_active`).
+    pub expired_active: u64,
 }
 
 impl Db {
@@ -93,6 +99,7 @@ impl Db {
         if expired {
             self.remove(key);
             self.touch_watched(key);
+            self.expired += 1;
         }
         expired
     }
@@ -135,6 +142,7 @@ impl Db {
             }
             self.remove(&k);
             self.touch_watched(&k);
+            self.expired += 1;
             dead.push(k);
         }
         dead
@@ -376,7 +384,9 @@ impl Keyspace {
                 if db.expires.is_empty() {
                     continue;
                 }
-                expired.extend(db.expire_all(tick).into_iter().map(|k| (i, k)));
+                let dead = db.expire_all(tick);
+                db.expired_active += dead.len() as u64;
+                expired.extend(dead.into_iter().map(|k| (i, k)));
             }
         }
         expired

@@ -149,6 +149,10 @@ pub struct KeyspaceFigures {
     pub dataset_bytes: Option<u64>,
     pub maxmemory: u64,
     pub maxmemory_policy: &'static str,
+    /// Keys removed by expiry since the store opened (INFO stats' `expired_keys`).
+    pub expired_keys: u64,
+    /// Those the active expiry removed (`expired_keys_active`).
+    pub expired_keys_active: u64,
 }
 
 impl KeyspaceFigures {
@@ -171,6 +175,8 @@ impl KeyspaceFigures {
             dataset_bytes: with_memory.then(|| memory::dataset_bytes(ks)),
             maxmemory: ks.config.maxmemory,
             maxmemory_policy: ks.config.maxmemory_policy.name(),
+            expired_keys: ks.dbs.iter().map(|d| d.expired).sum(),
+            expired_keys_active: ks.dbs.iter().map(|d| d.expired_active).sum(),
         }
     }
 

@@ -153,6 +153,30 @@ fn exec_across_select_is_atomic() {
     assert_eq!(r.call(&["XLEN", "a"]), ":2000");
 }
 
+/// INFO stats counts keys removed by expiry as redis-server 8.8 does: lazily on access,
+/// by the active expiry, a SET whose absolute time has passed; not an EXPIRE with a
+/// past time (that is a delete).
+#[test]
+fn info_counts_expired_keys() {
+    let h = server(ServerConfig::default());
+    let mut c = Client::connect(h.local_addrs()[0]);
+    assert_eq!(info_field_in(&mut c, "stats", "expired_keys"), "0");
+    assert_eq!(c.call(&["SET", "a", "1", "PX", "1"]), "+OK");
+    std::thread::sleep(Duration::from_millis(5));
+    assert_eq!(c.call(&["GET", "a"]), "nil");
+    assert_eq!(info_field_in(&mut c, "stats", "expired_keys"), "1");
+    assert_eq!(c.call(&["SET", "b", "1"]), "+OK");
+    assert_eq!(c.call(&["EXPIRE", "b", "-1"]), ":1");
+    assert_eq!(info_field_in(&mut c, "stats", "expired_keys"), "1");
+    assert_eq!(c.call(&["SET", "c", "1", "EXAT", "1"]), "+OK");
+    assert_eq!(info_field_in(&mut c, "stats", "expired_keys"), "2");
+    assert_eq!(info_field_in(&mut c, "stats", "expired_keys_active"), "0");
+    assert_eq!(c.call(&["XADD", "s", "1-1", "f", "v"]), "1-1");
+    assert_eq!(c.call(&["PEXPIRE", "s", "20"]), ":1");
+    wait_for(|| info_field_in(&mut c, "stats", "expired_keys_active") == "1");
+    assert_eq!(info_field_in(&mut c, "stats", "expired_keys"), "3");
+}
+
 #[test]
 fn blocking_reads_wake_time_out_and_cancel() {
     let h = server(ServerConfig::default());

@@ -269,7 +269,9 @@ pub fn set(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     db.set(key, Value::Str(args[2].to_vec()), expire_at);
     let gone = expire_at.is_some_and(|t| t <= now);
     if gone {
+        // Stored and expired at once: redis-server 8.8 counts it in `expired_keys`.
         db.remove(key);
+        db.expired += 1;
     }
     // An expiry already past deletes the key: a change only if it existed.
     if found || !gone {

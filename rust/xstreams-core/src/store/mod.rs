@@ -266,6 +266,24 @@ impl Store {
         self.shared.state.lock().read_only
     }
 
+    /// The active expiry of keys that redis-server's cron runs whether or not commands
+    /// come: keys whose time passed by the store clock's latest expiry tick are removed
+    /// (logged as DELs, their blocked readers served). A server calls it on a timer, so
+    /// keys nobody touches go on time (INFO's `keyspace` and `expired_keys`); a command
+    /// runs the same work before it runs, so calling it or not never changes a reply.
+    pub fn cron(&self) {
+        let mut st = self.shared.state.lock();
+        if st.closed {
+            return;
+        }
+        let now = st.ks.clock.now_ms();
+        if st.ks.next_expiry_tick().is_some_and(|t| t <= now)
+            && Self::expire_between_commands(&mut st, now)
+        {
+            self.shared.cond.notify_all();
+        }
+    }
+
     /// The active expiry of keys between commands ([`Keyspace::cron_keys`] at `now`):
     /// removed keys are logged as DELs and their blocked readers served. Returns whether
     /// a waiter must be woken.

@@ -15,7 +15,7 @@ pub fn info(conn: &Session, args: &[Vec<u8>]) -> String {
     let wanted = Wanted::parse(args);
     let has = |name: &str| wanted.has(name);
     let mut out = String::new();
-    let ks = if has("memory") || has("keyspace") {
+    let ks = if has("memory") || has("keyspace") || has("stats") {
         let now = sh.store.now_ms();
         Some(
             sh.store
@@ -83,7 +83,7 @@ pub fn info(conn: &Session, args: &[Vec<u8>]) -> String {
         let body = format!(
             "total_connections_received:{}\r\ntotal_commands_processed:{}\r\n\
              instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\n\
-             total_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:0\r\n\
+             total_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nexpired_keys_active:{}\r\n\
              evicted_keys:0\r\nkeyspace_hits:0\r\nkeyspace_misses:0\r\npubsub_channels:0\r\n\
              pubsub_patterns:0\r\ntotal_error_replies:{}\r\nunexpected_error_replies:0\r\n\
              total_reads_processed:0\r\ntotal_writes_processed:0\r\n\
@@ -95,6 +95,8 @@ pub fn info(conn: &Session, args: &[Vec<u8>]) -> String {
             s.net_input_bytes.load(Ordering::Relaxed),
             s.net_output_bytes.load(Ordering::Relaxed),
             s.rejected_connections.load(Ordering::Relaxed),
+            ks.as_ref().map_or(0, |k| k.expired_keys),
+            ks.as_ref().map_or(0, |k| k.expired_keys_active),
             s.error_replies.load(Ordering::Relaxed),
             s.query_buffer_limit_disconnections.load(Ordering::Relaxed),
             s.output_buffer_limit_disconnections.load(Ordering::Relaxed),

@@ -94,7 +94,12 @@ impl Client {
 }
 
 pub fn info_field(c: &mut Client, field: &str) -> String {
-    let text = c.call(&["INFO", "clients"]);
+    info_field_in(c, "clients", field)
+}
+
+/// A field of INFO's `section`.
+pub fn info_field_in(c: &mut Client, section: &str, field: &str) -> String {
+    let text = c.call(&["INFO", section]);
     text.split("\r\n")
         .find_map(|l| l.strip_prefix(&format!("{field}:")).map(str::to_string))
         .unwrap_or_default()

@@ -400,6 +400,44 @@ def test_sink_commit_writes_typed_rows_as_the_per_row_commands(tmp_path):
         s.close()
 
 
+def test_sink_commit_keeps_the_store_open_between_commits(tmp_path):
+    """The path sink's commits keep the store open (a load of the store per micro-batch
+    otherwise) and its write lock held until ``holdStore`` seconds pass without a
+    commit; ``holdStore`` 0 closes it after each commit; a bad value names the option."""
+    import pyarrow as pa
+    from pyspark.sql.types import LongType, StructField, StructType
+    from xstreams.exceptions import StoreLockedError
+    from xstreams.spark_sink import SinkMessage, StreamWriter
+
+    schema = StructType([StructField("n", LongType())])
+    path = str(tmp_path / "dst")
+
+    def commit(hold: str, batch: int) -> None:
+        w = StreamWriter({"path": path, "stream": "out", "holdStore": hold}, schema, False)
+        rows = pa.table({"n": pa.array(range(batch * 3, batch * 3 + 3), pa.int64())})
+        w.commit([SinkMessage(0, 3, rows, "q")], batch)
+
+    def free() -> bool:
+        try:
+            xstreams.Store(path).close()
+        except StoreLockedError:
+            return False
+        return True
+
+    commit("30", 0)
+    assert not free()  # held after the commit
+    commit("0.5", 1)  # the held store, written again
+    assert [int(e[b"n"]) for e in _sink_store_rows(path, "out")] == list(range(6))
+    wait_for(free, timeout=30, what="the held store to be closed after holdStore seconds")
+    commit("0", 2)
+    assert free()  # closed right after the commit
+    commit("0", 1)  # a re-run batch: skipped
+    assert [int(e[b"n"]) for e in _sink_store_rows(path, "out")] == list(range(9))
+    for bad in ("-1", "soon"):
+        with pytest.raises(ValueError, match='option\\("holdStore"\\)'):
+            StreamWriter({"path": path, "stream": "out", "holdStore": bad}, schema, False)
+
+
 # ---------------------------------------------------------------------- batch writes
 
 

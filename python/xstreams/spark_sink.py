@@ -12,12 +12,16 @@ partitioned the second time.
 
 * ``url`` (a live server): ``WATCH`` the marker, read it, then ``MULTI``, the rows'
   ``XADD``s, the marker's ``XADD``, ``EXEC`` (retried if the marker moved meanwhile).
-* ``path`` (a durable store): the commit opens the store, holding its write lock only
-  for the commit, and appends the rows with one ``Store.xadd_batch`` call (the typed
-  XADD path in Rust; a ``fields`` map column goes through one atomic ``execute_many``)
-  with the marker last, as one atomic step: one MULTI/EXEC block in the store's log, so
-  a driver crash in the middle of that write leaves none of it after reopening (the
-  re-run batch then writes it whole); see ``docs/spark.md``.
+* ``path`` (a durable store): the commit appends the rows with one ``Store.xadd_batch``
+  call (the typed XADD path in Rust; a ``fields`` map column goes through one atomic
+  ``execute_many``) with the marker last, as one atomic step: one MULTI/EXEC block in
+  the store's log, so a driver crash in the middle of that write leaves none of it after
+  reopening (the re-run batch then writes it whole), then flushes the log to disk. The
+  store stays open (and its write lock held) in the driver-side Python worker that runs
+  the commits -- Spark reuses that process from one commit to the next -- until
+  ``holdStore`` seconds (default 10) pass without a commit: opening a store loads it, so
+  reopening it every micro-batch would cost a load of the whole stream per batch. See
+  ``docs/spark.md``.
 
 A micro-batch goes through the driver's memory once: bound it with the source's
 ``maxEntriesPerTrigger`` (and Spark's ``spark.driver.maxResultSize``).
@@ -25,8 +29,11 @@ A micro-batch goes through the driver's memory once: bound it with the source's
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
 import time
-from typing import Any, Iterator, List, Mapping, Optional
+from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
@@ -39,6 +46,7 @@ from .spark_io import RowShape, as_text, connect, get_option, int_option, marker
 
 _CHUNK = 20_000
 _LOCK_WAIT_S = 30.0
+_HOLD_S = 10.0  # default of option("holdStore")
 
 
 class SinkMessage(WriterCommitMessage):
@@ -71,10 +79,17 @@ class _Sink:
         self.shape = RowShape(options, [f.name for f in schema.fields])
         self.db = int_option(options, "db", 0, 0) or 0
         self.fsync = str(get_option(options, "fsync", "everysec"))
-        if self.fsync not in ("always", "everysec", "no"):
-            from .spark_io import bad_option
+        from .spark_io import bad_option
 
+        if self.fsync not in ("always", "everysec", "no"):
             raise bad_option("fsync", f"must be always, everysec or no, got {self.fsync!r}")
+        hold = get_option(options, "holdStore", _HOLD_S)
+        try:
+            self.hold = float(str(hold).strip())
+        except ValueError:
+            raise bad_option("holdStore", f"must be a number of seconds, got {hold!r}") from None
+        if not self.hold >= 0:
+            raise bad_option("holdStore", f"must be >= 0 seconds, got {hold!r}")
 
     def _task(self) -> Any:
         from pyspark import TaskContext
@@ -177,16 +192,15 @@ class StreamWriter(_Sink, DataSourceStreamArrowWriter):
         if self.url is not None:
             self._commit_url(tables, marker, mark, batchId)
             return
-        store = self._open_store()
-        try:
+        with _held_store(self) as store:
             done = _marker_batch(
                 store.execute_command("XREVRANGE", marker, "+", "-", "COUNT", 1, db=self.db)
             )
             if done >= batchId:
                 return  # written before a restart: Spark re-ran the batch
             self._append(store, tables, mark)
-        finally:
-            store.close()
+            if self.fsync == "everysec":
+                store.flush()  # the batch is on disk before Spark logs it as committed
 
     def _commit_url(self, tables: List[Any], marker: str, mark: List[bytes], batch_id: int) -> None:
         import redis
@@ -214,6 +228,73 @@ class StreamWriter(_Sink, DataSourceStreamArrowWriter):
 
     def abort(self, messages: List[Optional[SinkMessage]], batchId: int) -> None:
         return None
+
+
+# The store the streaming sink's commits write to, kept open between commits in the
+# process that runs them (see the module doc): {"key", "dir", "store", "timer"}.
+_HELD: Dict[str, Any] = {}
+_HELD_LOCK = threading.Lock()
+
+
+def _dir_id(path: str) -> Any:
+    """What tells a store directory from a new one made at the same path."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _release_held() -> None:
+    """Close the held store (flushes the log, releases the lock). Call with the lock."""
+    timer = _HELD.pop("timer", None)
+    if timer is not None:
+        timer.cancel()
+    store = _HELD.pop("store", None)
+    _HELD.clear()
+    if store is not None:
+        store.close()
+
+
+def _expire_held(timer: Any) -> None:
+    with _HELD_LOCK:
+        if _HELD.get("timer") is timer:
+            _HELD.pop("timer")
+            _release_held()
+
+
+@contextlib.contextmanager
+def _held_store(sink: _Sink) -> Iterator[Any]:
+    """The store at ``sink.path``, open for writing, for one commit: the one held since
+    the last commit if it is the same store, else newly opened. After the commit it stays
+    open for ``sink.hold`` seconds; a commit that raised closes it (the next one reopens
+    the store from its files)."""
+    with _HELD_LOCK:
+        key = (sink.path, sink.fsync)
+        store = _HELD.get("store")
+        if store is not None and (
+            _HELD.get("key") != key or store.closed or _HELD.get("dir") != _dir_id(sink.path)
+        ):
+            _release_held()
+            store = None
+        timer = _HELD.pop("timer", None)
+        if timer is not None:
+            timer.cancel()
+        if store is None:
+            store = sink._open_store()
+            _HELD.update(key=key, dir=_dir_id(sink.path), store=store)
+        ok = False
+        try:
+            yield store
+            ok = True
+        finally:
+            if not ok or sink.hold <= 0:
+                _release_held()
+            else:
+                t = threading.Timer(sink.hold, lambda: _expire_held(t))
+                t.daemon = True
+                _HELD["timer"] = t
+                t.start()
 
 
 def pa_table(batches: List[Any]) -> Any:

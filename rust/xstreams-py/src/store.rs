@@ -226,6 +226,14 @@ impl Store {
         guarded(py, || store.compact())?.map_err(|e| persist_err(py, &e))
     }
 
+    /// Write everything logged so far to disk now (fsync), whatever the store's
+    /// ``fsync`` setting; nothing for an in-memory store. Raises ``StoreError`` if the
+    /// fsync fails (later writes then fail too).
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let store = &self.inner;
+        guarded(py, || store.flush())?.map_err(|e| persist_err(py, &e))
+    }
+
     /// Run one command: ``store.execute_command("XADD", "s", "*", "f", "v")``.
     #[pyo3(signature = (*args, db=0, protocol=2))]
     fn execute_command(

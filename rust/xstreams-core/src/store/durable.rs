@@ -47,6 +47,35 @@ impl Store {
         Ok((store, report))
     }
 
+    /// Write everything logged so far to disk now (fsync), whatever the `fsync` policy:
+    /// for a writer that keeps a store open and must know a write is durable before it
+    /// reports it done (the Spark sink's commit). Nothing to do for an in-memory or
+    /// read-only store. A failed fsync stops later writes, as the background fsync does.
+    pub fn flush(&self) -> Result<(), PersistError> {
+        let handle = {
+            let mut st = self.shared.state.lock();
+            match st.journal.as_mut() {
+                Some(j) if j.unsynced => {
+                    j.unsynced = false;
+                    Some(j.sync_handle())
+                }
+                _ => None,
+            }
+        };
+        let Some(handle) = handle else { return Ok(()) };
+        let res = handle.and_then(|f| f.sync_data());
+        res.map_err(|e| {
+            let message = fsync_failed(&e);
+            if let Some(j) = self.shared.state.lock().journal.as_mut() {
+                j.failed = Some(message.clone());
+            }
+            PersistError {
+                kind: persist::ErrorKind::Io,
+                message,
+            }
+        })
+    }
+
     /// Is this a durable store?
     pub fn is_durable(&self) -> bool {
         self.shared.state.lock().journal.is_some()
@@ -74,6 +103,11 @@ impl Store {
     }
 }
 
+/// Why writes stop after a failed fsync (shown in the MISCONF error of later writes).
+fn fsync_failed(e: &std::io::Error) -> String {
+    format!("fsync failed: {e}")
+}
+
 /// Background fsync once per second (`appendfsync everysec`); ends with the store.
 fn fsync_loop(weak: Weak<Shared>) {
     loop {
@@ -94,7 +128,7 @@ fn fsync_loop(weak: Weak<Shared>) {
             if let Err(e) = f.sync_data() {
                 // As redis-server: stop accepting writes that could not be made durable.
                 if let Some(j) = shared.state.lock().journal.as_mut() {
-                    j.failed = Some(format!("fsync failed: {e}"));
+                    j.failed = Some(fsync_failed(&e));
                 }
             }
         }

@@ -154,10 +154,17 @@ fn producer_order(
     (order, starts)
 }
 
-/// Entry IDs as `<ms>-<seq>` text for the rows `rows` of `ids`.
-fn id_strings(ids: &[StreamId], rows: impl Iterator<Item = usize>, large: bool) -> ArrayRef {
-    let mut data = Vec::with_capacity(ids.len() * 16);
-    let mut offsets: Vec<i64> = Vec::with_capacity(ids.len() + 1);
+/// Entry IDs as `<ms>-<seq>` text for the `count` rows `rows` of `ids` (sized by the
+/// rows of one output batch, not by the partition's: a partition-sized buffer per batch
+/// cost more in zeroed pages than the whole dedup).
+fn id_strings(
+    ids: &[StreamId],
+    rows: impl Iterator<Item = usize>,
+    count: usize,
+    large: bool,
+) -> ArrayRef {
+    let mut data = Vec::with_capacity(count * 16);
+    let mut offsets: Vec<i64> = Vec::with_capacity(count + 1);
     offsets.push(0);
     let mut buf = itoa::Buffer::new();
     for r in rows {
@@ -281,12 +288,13 @@ pub fn _idmp_dedup<'py>(
         let batch = if keep_first {
             let keep = BooleanArray::from_iter(dup[rows.clone()].iter().map(|d| Some(!d)));
             let kept = arrow_select::filter::filter_record_batch(b, &keep).map_err(value_err)?;
-            let idcol = id_strings(&ids, rows.filter(|&r| !dup[r]), large);
+            let kept_rows = kept.num_rows();
+            let idcol = id_strings(&ids, rows.filter(|&r| !dup[r]), kept_rows, large);
             let mut cols = kept.columns().to_vec();
             cols.push(idcol);
             RecordBatch::try_new(out_schema.clone(), cols).map_err(value_err)?
         } else {
-            let idcol = id_strings(&ids, rows.clone(), large);
+            let idcol = id_strings(&ids, rows.clone(), len, large);
             let mut cols = b.columns().to_vec();
             cols.push(idcol.clone());
             cols.push(Arc::new(BooleanArray::from(dup[rows].to_vec())));

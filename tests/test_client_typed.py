@@ -189,6 +189,7 @@ def _python_queue(p, *args, **kwargs):
         (("s", {"f": "v"}), {}),
         ((b"s", {b"f": b"v", "g": 1, 2.5: bytearray(b"x")}), {}),
         (("s", {"f": "v"}), {"id": "9-1"}),
+        (("s", {"f": "v"}, "9-2", 5), {}),
         (("s", {"f": "v"}), {"maxlen": 3}),
         (("s", {"f": "v"}), {"nomkstream": True}),
         (("s", {"f": "v"}), {"idmpauto": "p"}),

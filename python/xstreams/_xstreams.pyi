@@ -213,20 +213,7 @@ class _NativePipeline:
     """Base class of ``xstreams.Pipeline``: queues the common XADD natively."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self: ...
-    def xadd(
-        self,
-        name: _Arg,
-        fields: Mapping[_Arg, _Arg],
-        id: Optional[_Arg] = None,
-        maxlen: Optional[int] = None,
-        approximate: Optional[bool] = None,
-        nomkstream: Optional[bool] = None,
-        minid: Optional[_Arg] = None,
-        limit: Optional[int] = None,
-        ref_policy: Optional[str] = None,
-        idmpauto: Optional[_Arg] = None,
-        idmp: Optional[tuple[_Arg, _Arg]] = None,
-    ) -> Any: ...
+    def xadd(self, name: _Arg, fields: Mapping[_Arg, _Arg], *args: Any, **kwargs: Any) -> Any: ...
 
 @disjoint_base
 class _NativeClient:

@@ -10,7 +10,7 @@
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use xstreams_core::Reply;
 
 use crate::client::{fallback, int_reply, raw, read_reply, stream_list, Fast, NativeClient};
@@ -198,37 +198,20 @@ impl NativePipeline {
         NativePipeline
     }
 
-    /// Queue an XADD (redis-py's ``xadd``); returns the pipeline.
-    #[pyo3(signature = (name, fields, id=None, maxlen=None, approximate=None, nomkstream=None, minid=None, limit=None, ref_policy=None, idmpauto=None, idmp=None))]
-    #[allow(clippy::too_many_arguments)]
+    /// Queue an XADD (redis-py's ``xadd``); returns the pipeline. Only ``name`` and
+    /// ``fields`` are taken here: a call with anything more is the Python method's.
+    #[pyo3(signature = (name, fields, *args, **kwargs))]
     fn xadd(
         slf: &Bound<'_, Self>,
         py: Python<'_>,
         name: &Bound<'_, PyAny>,
         fields: &Bound<'_, PyAny>,
-        id: Option<&Bound<'_, PyAny>>,
-        maxlen: Option<&Bound<'_, PyAny>>,
-        approximate: Option<&Bound<'_, PyAny>>,
-        nomkstream: Option<&Bound<'_, PyAny>>,
-        minid: Option<&Bound<'_, PyAny>>,
-        limit: Option<&Bound<'_, PyAny>>,
-        ref_policy: Option<&Bound<'_, PyAny>>,
-        idmpauto: Option<&Bound<'_, PyAny>>,
-        idmp: Option<&Bound<'_, PyAny>>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let options = [
-            id,
-            maxlen,
-            approximate,
-            nomkstream,
-            minid,
-            limit,
-            ref_policy,
-            idmpauto,
-            idmp,
-        ];
         let dict = fields.cast_exact::<PyDict>().ok().filter(|d| !d.is_empty());
-        if let (true, Some(dict)) = (options.iter().all(Option::is_none), dict) {
+        let plain = args.is_empty() && kwargs.is_none_or(|k| k.is_empty());
+        if let (true, Some(dict)) = (plain, dict) {
             if queues_directly(slf)? {
                 let mut argv = Vec::with_capacity(3 + 2 * dict.len());
                 argv.push(intern!(py, "XADD").clone().into_any());
@@ -245,24 +228,10 @@ impl NativePipeline {
                 return Ok(slf.clone().into_any().unbind());
             }
         }
-        let or = |v: Option<&Bound<'_, PyAny>>, default: Bound<'_, PyAny>| {
-            v.map_or(default.clone().unbind(), |v| v.clone().unbind())
-        };
-        let none = || py.None().into_bound(py);
-        let args = (
-            slf,
-            name,
-            fields,
-            or(id, PyString::new(py, "*").into_any()),
-            or(maxlen, none()),
-            or(approximate, PyBool::new(py, true).to_owned().into_any()),
-            or(nomkstream, PyBool::new(py, false).to_owned().into_any()),
-            or(minid, none()),
-            or(limit, none()),
-            or(ref_policy, none()),
-            or(idmpauto, none()),
-            or(idmp, none()),
-        );
-        fallback(py, "xadd")?.call1(args).map(Bound::unbind)
+        let mut all = vec![slf.clone().into_any(), name.clone(), fields.clone()];
+        all.extend(args.iter());
+        fallback(py, "xadd")?
+            .call(PyTuple::new(py, all)?, kwargs)
+            .map(Bound::unbind)
     }
 }

@@ -1,11 +1,15 @@
 //! Batch entry points for columnar callers (the Arrow paths of the Python binding, the
 //! Spark dedup transformation and replay reader).
 //!
-//! - [`Store::xadd_rows`]: many XADDs under one lock. Each row is turned into the argument
-//!   vector of one `XADD` and run by the command layer, so every row has exactly the
-//!   semantics (and error) of that XADD sent alone; the outcome says whether it added an
-//!   entry or was recognised as an IDMP duplicate. Rows may carry their own command time
-//!   (in-memory stores), which is how the dedup transformation replays event time.
+//! - [`Store::xadd_rows`]: many XADDs under one lock. The options the rows share are
+//!   parsed once by XADD's own parser; each row then runs as typed [`XaddArgs`] through
+//!   the one XADD implementation (`command::xadd_typed`), with no argument vector and no
+//!   reply, and every row has exactly the semantics (and error) of that XADD sent alone;
+//!   the outcome says whether it added an entry or was recognised as an IDMP duplicate.
+//!   (Rows whose XADD cannot be typed, because the shared options fail or the row's ID is
+//!   not an ID, run as their argument vector, so they fail with XADD's own error in its
+//!   own order.) Rows may carry their own command time (in-memory stores), which is how
+//!   the dedup transformation replays event time.
 //! - [`Entries`]: entries in flat, Arrow-shaped buffers (IDs, and field names/values as
 //!   offset + data arrays), filled by [`Store::range_entries`] (XRANGE / XREVRANGE) and
 //!   [`Store::read`] (XREAD / XREADGROUP, as a [`crate::read::ReadSink`]).
@@ -18,9 +22,10 @@ pub use crate::entries::Entries;
 use crate::command::{self, Ctx, ReadArgs, XaddArgs, XaddOutcome};
 use crate::db::NUM_DBS;
 use crate::error::CmdError;
-use crate::id::StreamId;
+use crate::id::{parse_id, StreamId};
 use crate::reply::Reply;
 use crate::store::{Session, Store, CLOSED_ERROR};
+use crate::stream::TrimArgs;
 
 /// The values of one column of a batch of rows.
 #[derive(Clone, Debug)]
@@ -55,7 +60,7 @@ pub enum Idmp<'a> {
 
 /// A batch of XADDs, one per row, described column by column.
 ///
-/// Row `i` runs as
+/// Row `i` runs as (and is typed from)
 /// `XADD key [options...] [IDMP pid iid | IDMPAUTO pid] [trim...] <id | *> field value ...`
 /// where a null key, pid or IID is sent as an empty argument (the binding rejects them
 /// before), a null ID is `*`, and a field whose value is null is left out of that row (a
@@ -85,11 +90,27 @@ pub struct XaddRows<'a> {
 }
 
 impl<'a> XaddRows<'a> {
+    /// The key of row `row` (a null key is empty).
+    fn key(&self, row: usize) -> &'a [u8] {
+        self.key.as_ref().and_then(|k| k.get(row)).unwrap_or(b"")
+    }
+
+    /// The number of arguments of row `row`'s XADD, given its number of field/value
+    /// arguments.
+    fn argc(&self, pairs: usize) -> usize {
+        let idmp = match self.idmp {
+            Idmp::Off => 0,
+            Idmp::Iid { .. } => 3,
+            Idmp::Auto { .. } => 2,
+        };
+        3 + self.options.len() + idmp + self.trim.len() + pairs
+    }
+
     /// The XADD arguments of row `row`, into `out`.
     pub fn argv(&self, row: usize, out: &mut Vec<&'a [u8]>) {
         out.clear();
         out.push(b"XADD");
-        out.push(self.key.as_ref().and_then(|k| k.get(row)).unwrap_or(b""));
+        out.push(self.key(row));
         out.extend_from_slice(&self.options);
         match &self.idmp {
             Idmp::Off => {}
@@ -209,50 +230,145 @@ fn xadd_rows_in(
     db: usize,
     rows: &XaddRows<'_>,
 ) -> Result<Vec<RowOutcome>, String> {
-    {
+    if let Some(t) = &rows.times {
+        if t.len() != rows.len {
+            return Err(CmdError::row_times_mismatch(t.len(), rows.len).0);
+        }
+    }
+    if rows.len == 0 {
+        return Ok(Vec::new());
+    }
+    if sess.is_durable() && (rows.times.is_some() || rows.forget) {
+        return Err(CmdError::row_times_need_memory().0);
+    }
+    let mut out = Vec::with_capacity(rows.len);
+    let saved = sess.keyspace().clock;
+    let mut shape: Option<Shape> = None;
+    let mut pairs: Vec<&[u8]> = Vec::with_capacity(2 * rows.fields.len());
+    let mut argv: Vec<&[u8]> = Vec::new();
+    let mut prev: Option<&[u8]> = None;
+    for i in 0..rows.len {
+        let key = rows.key(i);
         if let Some(t) = &rows.times {
-            if t.len() != rows.len {
-                return Err(CmdError::row_times_mismatch(t.len(), rows.len).0);
+            sess.keyspace().clock.set(Some(t[i]));
+        }
+        if rows.forget {
+            if let Some(p) = prev.filter(|p| *p != key) {
+                run_argv(sess, db, &[b"DEL", p]);
+            }
+            prev = Some(key);
+        }
+        pairs.clear();
+        for (name, col) in &rows.fields {
+            if let Some(v) = col.get(i) {
+                pairs.push(name);
+                pairs.push(v);
             }
         }
-        if rows.len == 0 {
-            return Ok(Vec::new());
-        }
-        if sess.is_durable() && (rows.times.is_some() || rows.forget) {
-            return Err(CmdError::row_times_need_memory().0);
-        }
-        let mut out = Vec::with_capacity(rows.len);
-        let saved = sess.keyspace().clock;
-        let mut argv: Vec<&[u8]> = Vec::with_capacity(8 + 2 * rows.fields.len());
-        let mut prev: Option<&[u8]> = None;
-        for i in 0..rows.len {
-            rows.argv(i, &mut argv);
-            let key = argv[1];
-            if let Some(t) = &rows.times {
-                sess.keyspace().clock.set(Some(t[i]));
+        let r = sess.run(db, |ctx| {
+            // XADD's arity (-5), checked before its arguments as the command table does.
+            if rows.argc(pairs.len()) < 5 {
+                return Err(CmdError::arity("xadd"));
             }
-            if rows.forget {
-                if let Some(p) = prev.filter(|p| *p != key) {
-                    run_argv(sess, db, &[b"DEL", p]);
+            let shape = shape.get_or_insert_with(|| Shape::parse(ctx, rows));
+            match shape.args(rows, i, key, &pairs) {
+                Some(args) => command::xadd_typed(ctx, &args),
+                None => {
+                    rows.argv(i, &mut argv);
+                    command::execute_typed(ctx, &argv, command::xadd_argv)
                 }
-                prev = Some(key);
             }
-            let r = sess.run(db, |ctx| {
-                // XADD's arity (-5), checked before its arguments as the command table does.
-                if argv.len() < 5 {
-                    return Err(CmdError::arity("xadd"));
+        });
+        out.push(RowOutcome::from_result(r));
+    }
+    if let Some(p) = prev {
+        run_argv(sess, db, &[b"XTRIM", p, b"MAXLEN", b"0"]);
+    }
+    if rows.times.is_some() {
+        sess.keyspace().clock = saved;
+    }
+    Ok(out)
+}
+
+/// What the rows of a batch share: the options before and after IDMP, parsed once by
+/// XADD's own parser from the first row's shape (`XADD k options [IDMP p i | IDMPAUTO p]
+/// trim * f v`), since only the key, the IDMP values, the ID and the fields vary.
+enum Shape {
+    /// The options parsed: each row becomes typed [`XaddArgs`].
+    Typed {
+        no_mkstream: bool,
+        trim: Option<TrimArgs>,
+    },
+    /// The options fail (or do not parse as the positions they were given in): every row
+    /// runs as its argument vector, so that it fails with exactly the error that XADD
+    /// sent alone gives (which may depend on the row: an empty producer comes first).
+    Argv,
+}
+
+impl Shape {
+    fn parse(ctx: &Ctx<'_>, rows: &XaddRows<'_>) -> Shape {
+        let mut tpl: Vec<&[u8]> = vec![b"XADD", b"k"];
+        tpl.extend_from_slice(&rows.options);
+        match &rows.idmp {
+            Idmp::Off => {}
+            Idmp::Iid { .. } => tpl.extend_from_slice(&[b"IDMP", b"p", b"i"]),
+            Idmp::Auto { .. } => tpl.extend_from_slice(&[b"IDMPAUTO", b"p"]),
+        }
+        tpl.extend_from_slice(&rows.trim);
+        let id_pos = tpl.len();
+        tpl.extend_from_slice(&[b"*", b"f", b"v"]);
+        match command::parse_add_trim(ctx, &tpl, true) {
+            Ok(o)
+                if o.id_pos == id_pos
+                    && o.id.is_none()
+                    && o.idmp.is_some() != matches!(rows.idmp, Idmp::Off) =>
+            {
+                Shape::Typed {
+                    no_mkstream: o.no_mkstream,
+                    trim: o.trim,
                 }
-                command::execute_typed(ctx, &argv, command::xadd_argv)
-            });
-            out.push(RowOutcome::from_result(r));
+            }
+            _ => Shape::Argv,
         }
-        if let Some(p) = prev {
-            run_argv(sess, db, &[b"XTRIM", p, b"MAXLEN", b"0"]);
-        }
-        if rows.times.is_some() {
-            sess.keyspace().clock = saved;
-        }
-        Ok(out)
+    }
+
+    /// Row `row` as typed arguments, or `None` when it must run as its argument vector:
+    /// the options failed, or its ID is not one (XADD's parser would then see it as an
+    /// option keyword or fail on it, in its own order).
+    fn args<'a>(
+        &self,
+        rows: &XaddRows<'a>,
+        row: usize,
+        key: &'a [u8],
+        pairs: &'a [&'a [u8]],
+    ) -> Option<XaddArgs<'a>> {
+        let Shape::Typed { no_mkstream, trim } = self else {
+            return None;
+        };
+        let id = match rows.id.as_ref().and_then(|c| c.get(row)) {
+            None | Some(b"*") => None,
+            Some(v) if v.first() == Some(&b'*') => return None,
+            Some(v) => {
+                let p = parse_id(v, 0, true, true)?;
+                Some((p.id, p.seq_given))
+            }
+        };
+        let idmp = match &rows.idmp {
+            Idmp::Off => None,
+            Idmp::Iid { pid, iid } => Some((
+                pid.get(row).unwrap_or(b""),
+                Some(iid.get(row).unwrap_or(b"")),
+            )),
+            Idmp::Auto { pid } => Some((pid.get(row).unwrap_or(b""), None)),
+        };
+        Some(XaddArgs {
+            key,
+            id,
+            no_mkstream: *no_mkstream,
+            idmp,
+            trim: *trim,
+            pairs,
+        })
     }
 }
 
@@ -392,6 +508,95 @@ mod tests {
         let e = a.range_entries(0, b"s", b"-", b"+", None, false).unwrap();
         assert_eq!(e.len(), 2);
         assert_eq!(&e.values, b"xy");
+    }
+
+    /// Every row's outcome is what the same XADD sent alone replies, for shared options
+    /// that parse and that fail, and for rows whose producer, IID, ID or fields fail.
+    #[test]
+    fn typed_rows_match_the_commands_errors() {
+        let ids: Vec<Option<&[u8]>> = vec![
+            None,
+            Some(b"*"),
+            Some(b"5-*"),
+            Some(b"9-1"),
+            Some(b"0-0"),
+            Some(b"bad"),
+            Some(b"MAXLEN"),
+            Some(b"nomkstream"),
+            Some(b"*x"),
+            Some(b"3"),
+        ];
+        let pids: Vec<Option<&[u8]>> = vec![Some(b"p"), Some(b""), Some(b"p")];
+        let iids: Vec<Option<&[u8]>> = vec![Some(b"i1"), Some(b"i2"), Some(b"")];
+        let vals: Vec<Option<&[u8]>> = vec![Some(b"v"), None];
+        let option_sets: Vec<(Vec<&[u8]>, Vec<&[u8]>)> = vec![
+            (vec![], vec![]),
+            (vec![b"NOMKSTREAM"], vec![]),
+            (vec![b"DELREF"], vec![b"MAXLEN", b"~", b"2"]),
+            (vec![], vec![b"MAXLEN", b"=", b"1"]),
+            (vec![], vec![b"MINID", b"4"]),
+            (vec![], vec![b"MAXLEN", b"-1"]),
+            (vec![], vec![b"MAXLEN", b"1", b"LIMIT", b"5"]),
+            (vec![], vec![b"LIMIT", b"5"]),
+            (vec![b"ACKED", b"KEEPREF"], vec![]),
+            (vec![], vec![b"MAXLEN"]),
+        ];
+        let mut checked = 0;
+        for (options, trim) in &option_sets {
+            for idmp_mode in 0..3 {
+                let a = Store::new(Config::default());
+                let b = Store::new(Config::default());
+                a.set_clock(Some(1_700_000_000_000));
+                b.set_clock(Some(1_700_000_000_000));
+                let n = ids.len() * pids.len() * vals.len();
+                let row = |r: usize| (r % ids.len(), (r / ids.len()) % 3, r / (ids.len() * 3));
+                let col = |f: &dyn Fn(usize) -> Option<&'static [u8]>| {
+                    Col::Rows((0..n).map(f).collect())
+                };
+                let idmp = match idmp_mode {
+                    0 => Idmp::Off,
+                    1 => Idmp::Iid {
+                        pid: col(&|r| pids[row(r).1]),
+                        iid: col(&|r| iids[row(r).1]),
+                    },
+                    _ => Idmp::Auto {
+                        pid: col(&|r| pids[row(r).1]),
+                    },
+                };
+                let rows = XaddRows {
+                    len: n,
+                    key: Some(Col::Rows(
+                        (0..n)
+                            .map(|r| Some(if r % 4 == 0 { &b"t"[..] } else { b"s" }))
+                            .collect(),
+                    )),
+                    id: Some(col(&|r| ids[row(r).0])),
+                    options: options.clone(),
+                    idmp,
+                    trim: trim.clone(),
+                    fields: vec![(b"f", col(&|r| vals[row(r).2]))],
+                    ..XaddRows::default()
+                };
+                let got = a.xadd_rows(0, &rows).unwrap();
+                let mut argv = Vec::new();
+                for (r, g) in got.iter().enumerate() {
+                    rows.argv(r, &mut argv);
+                    let want = b.execute(&argv);
+                    let have = match g {
+                        RowOutcome::Added(id) | RowOutcome::Duplicate(id) => Reply::id(id),
+                        RowOutcome::Nil => Reply::Nil,
+                        RowOutcome::Error(e) => Reply::Error(e.clone()),
+                    };
+                    assert_eq!(have, want, "row {r}: {argv:?}");
+                    checked += 1;
+                }
+                assert_eq!(
+                    a.execute(&[b"XRANGE", b"s", b"-", b"+"]),
+                    b.execute(&[b"XRANGE", b"s", b"-", b"+"])
+                );
+            }
+        }
+        assert_eq!(checked, option_sets.len() * 3 * ids.len() * 3 * 2);
     }
 
     #[test]

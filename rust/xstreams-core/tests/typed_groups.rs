@@ -1,5 +1,5 @@
 //! The typed group API (`Store::xpending`, `xpending_range`, `xclaim`, `xautoclaim`,
-//! `xack`, `xnack`) and typed blocking reads (`Store::start_read`): the outcome's reply
+//! `xack`, `xackdel`, `xnack`) and typed blocking reads (`Store::start_read`): the outcome's reply
 //! is byte for byte the command's, the errors are the command's, a durable store logs
 //! them so that reopening gives the same state, and a blocked typed read waits in line
 //! with blocked commands.
@@ -315,4 +315,75 @@ fn typed_blocking_read_waits_in_line_with_commands() {
         Reply::Error(e.0),
         s.execute(&[b"XREAD", b"BLOCK", b"-2", b"STREAMS", b"s", b"$"])
     );
+}
+
+/// `Store::xackdel`: per policy, the outcome's reply is the command's (pending and not
+/// pending IDs, an entry already deleted, one kept under ACKED because another group
+/// references it, a missing group or key), and the log replays to the same state.
+#[test]
+fn typed_xackdel_matches_the_command_and_replays() {
+    use xstreams_core::command::XackdelArgs;
+    use xstreams_core::stream::{DeleteOutcome, RefPolicy};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let (da, db) = (tmp.path().join("a"), tmp.path().join("b"));
+    let (a, b) = (open(&da), open(&db));
+    for i in 1..=9u64 {
+        let id = format!("{i}-1");
+        both(&a, &b, &[b"XADD", b"s", id.as_bytes(), b"f", b"v"]);
+    }
+    for g in [&b"g"[..], b"h"] {
+        both(&a, &b, &[b"XGROUP", b"CREATE", b"s", g, b"0"]);
+        let read: [&[u8]; 7] = [b"XREADGROUP", b"GROUP", g, b"c", b"STREAMS", b"s", b">"];
+        both(&a, &b, &read);
+    }
+    both(&a, &b, &[b"XDEL", b"s", b"3-1"]);
+    let cases: [(RefPolicy, &[u8], &[u64]); 5] = [
+        (RefPolicy::KeepRef, b"KEEPREF", &[1, 3, 42]),
+        (RefPolicy::Acked, b"ACKED", &[2, 4]),
+        (RefPolicy::DelRef, b"DELREF", &[5, 5, 6]),
+        (RefPolicy::Acked, b"ACKED", &[7]),
+        (RefPolicy::KeepRef, b"KEEPREF", &[8]),
+    ];
+    let mut seen = std::collections::HashSet::new();
+    for (i, (policy, name, ms)) in cases.iter().enumerate() {
+        // The fourth case runs in group h, where 7-1 is then the last reference.
+        let group: &[u8] = if i == 3 { b"h" } else { b"g" };
+        let ids: Vec<StreamId> = ms.iter().map(|&m| StreamId::new(m, 1)).collect();
+        let args = XackdelArgs {
+            key: b"s",
+            group,
+            policy: *policy,
+            ids: &ids,
+        };
+        let got = a.xackdel(0, &args).unwrap();
+        seen.extend(got.iter().copied());
+        let texts: Vec<Vec<u8>> = ids.iter().map(|id| id.to_bytes()).collect();
+        let n = ids.len().to_string();
+        let mut argv: Vec<&[u8]> = vec![b"XACKDEL", b"s", group, name, b"IDS", n.as_bytes()];
+        argv.extend(texts.iter().map(|t| t.as_slice()));
+        assert_eq!(Reply::from(got), b.execute(&argv), "{argv:?}");
+    }
+    for (key, group) in [(&b"s"[..], &b"nope"[..]), (b"missing", b"g")] {
+        let ids = [StreamId::new(1, 1), StreamId::new(2, 1)];
+        let args = XackdelArgs {
+            key,
+            group,
+            policy: RefPolicy::KeepRef,
+            ids: &ids,
+        };
+        let got = a.xackdel(0, &args).unwrap();
+        assert_eq!(got, vec![DeleteOutcome::NotFound; 2]);
+        let argv: [&[u8]; 7] = [b"XACKDEL", key, group, b"IDS", b"2", b"1-1", b"2-1"];
+        assert_eq!(Reply::from(got), b.execute(&argv));
+    }
+    // Every outcome was met.
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    let before = state(&a);
+    assert_eq!(before, state(&b));
+    a.close();
+    b.close();
+    let (a, b) = (open(&da), open(&db));
+    assert_eq!(state(&a), before, "the typed XACKDEL's log replays to the same state");
+    assert_eq!(state(&b), before);
 }

@@ -8,7 +8,7 @@
 //! implementation, and builds the [`Reply`] from its typed outcome (in [`crate::reply`]).
 //! The typed implementations are public (`xadd_typed`, `read_typed`,
 //! `read_typed_or_block`, `xclaim_typed`, `xautoclaim_typed`, `xack_typed`,
-//! `xnack_typed`, `xpending_summary`, `xpending_range`): [`crate::Store`]'s typed API runs
+//! `xackdel_typed`, `xnack_typed`, `xpending_summary`, `xpending_range`): [`crate::Store`]'s typed API runs
 //! each as one command, with [`typed_write`] standing in for the table's write refusal and
 //! the command's own log record. Group delivery, claiming and NACKs are the group types'
 //! ([`crate::pel`]); what they change is logged here (`propagate_pel_events`).
@@ -31,7 +31,7 @@ mod xread;
 pub mod table;
 
 pub use dump::{restore_typed, RestoreArgs};
-pub use xack::{xack_typed, xnack_typed};
+pub use xack::{xack_typed, xackdel_typed, xnack_typed, XackdelArgs};
 pub(crate) use xadd::parse_add_trim;
 pub use xadd::{parse_xadd, xadd_argv, xadd_typed, XaddArgs, XaddOutcome};
 pub use xclaim::{xautoclaim_typed, xclaim_typed};

@@ -9,6 +9,7 @@ use crate::id::StreamId;
 use crate::num::string2ll;
 use crate::pel::{NackArgs, NackMode};
 use crate::reply::Reply;
+use crate::stream::{DeleteOutcome, RefPolicy};
 
 /// `XACK key group id [id ...]`
 pub fn xack(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
@@ -43,30 +44,77 @@ pub fn xack_typed(ctx: &mut Ctx<'_>, key: &[u8], group: &[u8], ids: &[StreamId])
 pub fn xackdel(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let exists = ctx.stream(args[1])?.is_some();
     let a = parse_ackdel(args, 3)?;
-    let group = if exists {
-        ctx.stream(args[1])?
-            .expect("checked")
-            .groups
-            .lookup(args[2])
-    } else {
-        None
-    };
-    let Some(g) = group else {
-        return Ok(Reply::Array(vec![Reply::Int(-1); a.numids]));
-    };
+    let has_group = exists
+        && ctx
+            .stream(args[1])?
+            .is_some_and(|s| s.groups.lookup(args[2]).is_some());
+    // Without the key or the group the IDs are not even parsed, as in redis-server.
+    if !has_group {
+        return Ok(vec![DeleteOutcome::NotFound; a.numids].into());
+    }
     let ids = parse_ids(args, &a)?;
-    let s = ctx.stream(args[1])?.expect("checked");
-    let mut out = Vec::with_capacity(ids.len());
+    let typed = XackdelArgs {
+        key: args[1],
+        group: args[2],
+        policy: a.policy,
+        ids: &ids,
+    };
+    Ok(xackdel_typed(ctx, &typed)?.into())
+}
+
+/// Typed arguments of XACKDEL: acknowledge `ids` in `group` of `key`, then delete the
+/// acknowledged entries from the stream under `policy`.
+#[derive(Clone, Debug)]
+pub struct XackdelArgs<'a> {
+    pub key: &'a [u8],
+    pub group: &'a [u8],
+    pub policy: RefPolicy,
+    pub ids: &'a [StreamId],
+}
+
+impl XackdelArgs<'_> {
+    /// The command in canonical form, for the log.
+    pub fn to_argv(&self) -> Vec<Vec<u8>> {
+        let policy: &[u8] = match self.policy {
+            RefPolicy::KeepRef => b"KEEPREF",
+            RefPolicy::DelRef => b"DELREF",
+            RefPolicy::Acked => b"ACKED",
+        };
+        let mut v = vec![
+            b"XACKDEL".to_vec(),
+            self.key.to_vec(),
+            self.group.to_vec(),
+            policy.to_vec(),
+            b"IDS".to_vec(),
+            self.ids.len().to_string().into_bytes(),
+        ];
+        v.extend(self.ids.iter().map(|id| id.to_bytes()));
+        v
+    }
+}
+
+/// XACKDEL from typed arguments: per ID, [`DeleteOutcome::NotFound`] when it was not
+/// pending in the group (every ID without the key or the group), else acknowledged and
+/// [`DeleteOutcome::Deleted`] (deleted, or already gone from the stream) or
+/// [`DeleteOutcome::Referenced`] (kept under ACKED: another group still references it).
+pub fn xackdel_typed(ctx: &mut Ctx<'_>, a: &XackdelArgs<'_>) -> CmdResult<Vec<DeleteOutcome>> {
+    let Some(s) = ctx.stream(a.key)? else {
+        return Ok(vec![DeleteOutcome::NotFound; a.ids.len()]);
+    };
+    let Some(g) = s.groups.lookup(a.group) else {
+        return Ok(vec![DeleteOutcome::NotFound; a.ids.len()]);
+    };
+    let mut out = Vec::with_capacity(a.ids.len());
     let mut deleted = 0u64;
     let mut first_entry = false;
     let mut dirty = 0u64;
-    for id in ids {
-        let mut code = -1;
+    for &id in a.ids {
+        let mut code = DeleteOutcome::NotFound;
         if let Some(p) = s.groups.get(g).pel_idx(&id) {
             s.groups.remove_pending(g, p);
             dirty += 1;
-            let (c, del, _) = delete_with_policy(s, id, a.policy);
-            if del {
+            let (c, _) = delete_with_policy(s, id, a.policy);
+            if c == DeleteOutcome::Deleted {
                 if id == s.first_id {
                     first_entry = true;
                 }
@@ -76,16 +124,19 @@ pub fn xackdel(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
                 deleted += 1;
             }
             // An acknowledged entry missing from the stream still counts as deleted.
-            code = if c == 2 { 2 } else { 1 };
+            code = match c {
+                DeleteOutcome::Referenced => DeleteOutcome::Referenced,
+                _ => DeleteOutcome::Deleted,
+            };
         }
-        out.push(Reply::Int(code));
+        out.push(code);
     }
     if deleted > 0 {
         s.fix_first_after_delete(first_entry);
-        ctx.touch(args[1]);
+        ctx.touch(a.key);
     }
     ctx.dirty += dirty + deleted;
-    Ok(Reply::Array(out))
+    Ok(out)
 }
 
 /// `XNACK key group <SILENT|FAIL|FATAL> IDS numids id [id ...] [RETRYCOUNT count] [FORCE]`

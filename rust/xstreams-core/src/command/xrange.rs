@@ -7,7 +7,7 @@ use crate::id::StreamId;
 use crate::num::string2ll;
 use crate::reply::entry_reply;
 use crate::reply::Reply;
-use crate::stream::{RefPolicy, Stream};
+use crate::stream::{DeleteOutcome, RefPolicy, Stream};
 
 fn xrange_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], rev: bool) -> CmdResult<Reply> {
     let (start_arg, end_arg) = if rev {
@@ -143,18 +143,24 @@ pub fn parse_ids(args: &[&[u8]], a: &AckDelArgs) -> CmdResult<Vec<StreamId>> {
 }
 
 /// Delete one entry honouring a reference policy (shared by XDELEX and XACKDEL, after
-/// XACKDEL's acknowledgement). Returns (reply code, deleted, PEL references dropped).
-pub fn delete_with_policy(s: &mut Stream, id: StreamId, policy: RefPolicy) -> (i64, bool, usize) {
+/// XACKDEL's acknowledgement). Returns what happened and the PEL references dropped.
+pub fn delete_with_policy(
+    s: &mut Stream,
+    id: StreamId,
+    policy: RefPolicy,
+) -> (DeleteOutcome, usize) {
     let mut refs = 0;
     match policy {
-        RefPolicy::Acked if s.groups.entry_is_referenced(id) => return (2, false, 0),
+        RefPolicy::Acked if s.groups.entry_is_referenced(id) => {
+            return (DeleteOutcome::Referenced, 0)
+        }
         RefPolicy::DelRef => refs = s.groups.cleanup_entry_refs(id),
         _ => {}
     }
     if s.delete_item(id) {
-        (1, true, refs)
+        (DeleteOutcome::Deleted, refs)
     } else {
-        (-1, false, refs)
+        (DeleteOutcome::NotFound, refs)
     }
 }
 
@@ -163,7 +169,7 @@ pub fn xdelex(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let exists = ctx.stream(args[1])?.is_some();
     let a = parse_ackdel(args, 2)?;
     if !exists {
-        return Ok(Reply::Array(vec![Reply::Int(-1); a.numids]));
+        return Ok(vec![DeleteOutcome::NotFound; a.numids].into());
     }
     let ids = parse_ids(args, &a)?;
     let s = ctx.stream(args[1])?.expect("checked");
@@ -172,11 +178,11 @@ pub fn xdelex(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let mut ctx_refs = 0u64;
     let mut first_entry = false;
     for id in ids {
-        let (code, del, refs) = delete_with_policy(s, id, a.policy);
+        let (code, refs) = delete_with_policy(s, id, a.policy);
         // DELREF can drop PEL references of an entry already gone from the stream: a
         // change even though nothing was deleted (it must reach the log).
         ctx_refs += refs as u64;
-        if del {
+        if code == DeleteOutcome::Deleted {
             if id == s.first_id {
                 first_entry = true;
             }
@@ -185,14 +191,14 @@ pub fn xdelex(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
             }
             deleted += 1;
         }
-        out.push(Reply::Int(code));
+        out.push(code);
     }
     if deleted > 0 {
         s.fix_first_after_delete(first_entry);
         ctx.touch(args[1]);
     }
     ctx.dirty += deleted + ctx_refs;
-    Ok(Reply::Array(out))
+    Ok(out.into())
 }
 
 /// `XSETID key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]`

@@ -6,6 +6,7 @@ use crate::id::StreamId;
 use crate::node::EntryView;
 use crate::pel::{AutoclaimOutcome, ClaimOutcome, ClaimedEntry, PendingRow, PendingSummary};
 use crate::read::ReadSink;
+use crate::stream::DeleteOutcome;
 
 use super::Reply;
 
@@ -93,6 +94,25 @@ impl From<Vec<PendingRow>> for Reply {
                         Reply::Int(r.idle),
                         Reply::Int(r.delivery_count as i64),
                     ])
+                })
+                .collect(),
+        )
+    }
+}
+
+/// XDELEX's and XACKDEL's reply: one code per ID (`-1` not found, `1` deleted, `2` kept
+/// because still referenced).
+impl From<Vec<DeleteOutcome>> for Reply {
+    fn from(codes: Vec<DeleteOutcome>) -> Reply {
+        Reply::Array(
+            codes
+                .into_iter()
+                .map(|c| {
+                    Reply::Int(match c {
+                        DeleteOutcome::NotFound => -1,
+                        DeleteOutcome::Deleted => 1,
+                        DeleteOutcome::Referenced => 2,
+                    })
                 })
                 .collect(),
         )

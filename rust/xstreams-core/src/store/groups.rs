@@ -1,12 +1,13 @@
 //! The store's typed API for consumer groups' pending entries: XPENDING (both forms),
-//! XCLAIM, XAUTOCLAIM, XACK and XNACK from typed arguments, with typed outcomes. Each call
+//! XCLAIM, XAUTOCLAIM, XACK, XACKDEL and XNACK from typed arguments, with typed outcomes. Each call
 //! is one command exactly as if it had been sent as arguments: the same implementation
 //! (`command::*_typed`), the same errors, the same log records in a durable store.
 
-use crate::command::{self, Ctx};
+use crate::command::{self, Ctx, XackdelArgs};
 use crate::db::NUM_DBS;
 use crate::error::{CmdError, CmdResult};
 use crate::id::StreamId;
+use crate::stream::DeleteOutcome;
 use crate::pel::{
     AutoclaimArgs, AutoclaimOutcome, ClaimArgs, ClaimOutcome, NackArgs, PendingRange, PendingRow,
     PendingSummary,
@@ -145,6 +146,33 @@ impl Store {
         };
         self.typed(db, |ctx| {
             command::typed_write(ctx, argv, |ctx| command::xack_typed(ctx, key, group, ids))
+        })
+    }
+
+    /// XACKDEL: acknowledge `args.ids` in the group and delete the acknowledged entries
+    /// under `args.policy`; one [`DeleteOutcome`] per ID.
+    ///
+    /// ```
+    /// use xstreams_core::command::{ReadArgs, XackdelArgs};
+    /// use xstreams_core::stream::{DeleteOutcome, RefPolicy};
+    /// use xstreams_core::{Store, StreamId};
+    ///
+    /// let store = Store::default();
+    /// store.execute(&[b"XADD", b"jobs", b"1-1", b"task", b"a"]);
+    /// store.execute(&[b"XGROUP", b"CREATE", b"jobs", b"workers", b"0"]);
+    /// store.read(0, &ReadArgs::xreadgroup(b"workers", b"alice", &[&b"jobs"[..]], &[&b">"[..]])).unwrap();
+    /// let ids = [StreamId::new(1, 1), StreamId::new(9, 9)];
+    /// let args = XackdelArgs { key: b"jobs", group: b"workers", policy: RefPolicy::KeepRef, ids: &ids };
+    /// let out = store.xackdel(0, &args).unwrap();
+    /// assert_eq!(out, vec![DeleteOutcome::Deleted, DeleteOutcome::NotFound]);
+    /// ```
+    pub fn xackdel(&self, db: usize, args: &XackdelArgs<'_>) -> CmdResult<Vec<DeleteOutcome>> {
+        self.typed(db, |ctx| {
+            command::typed_write(
+                ctx,
+                || args.to_argv(),
+                |ctx| command::xackdel_typed(ctx, args),
+            )
         })
     }
 

@@ -53,6 +53,18 @@ pub enum RefPolicy {
     Acked,
 }
 
+/// What XDELEX or XACKDEL did with one of its IDs (the reply's code for it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeleteOutcome {
+    /// `-1`: no such entry (XDELEX), or not pending in the group (XACKDEL: nothing done).
+    NotFound,
+    /// `1`: the entry was deleted (XACKDEL: acknowledged, and deleted or already gone).
+    Deleted,
+    /// `2`: kept (policy ACKED) because a consumer group still references it (XACKDEL:
+    /// acknowledged in this group but not deleted).
+    Referenced,
+}
+
 /// Trimming strategy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TrimStrategy {

@@ -12,7 +12,7 @@ use super::{propagate_pel_events, setid_record, BlockRequest, Ctx, LogRecord};
 use crate::error::{CmdError, CmdResult};
 use crate::group::ConsumerIdx;
 use crate::id::StreamId;
-use crate::pel::{Delivery, PelEvent};
+use crate::pel::{Delivery, GroupRead, PelEvent};
 use crate::read::{Budget, ReadSink};
 use crate::reply::{Reply, ReplySink};
 use crate::stream::GroupIdx;
@@ -437,48 +437,22 @@ fn serve(
         let mut serve_claimed = false;
         let mut serve_sync = false;
         let mut serve_history = false;
-        let mut consumer: Option<ConsumerIdx> = None;
-        let mut created = false;
+        let mut read: Option<GroupRead> = None;
         if let Some((_, cname)) = o.group {
-            let g = r.groups[i];
-            if min_idle != -1 {
-                let cg = s.groups.get(g);
-                let oldest = cg
-                    .time_order()
-                    .map(|(_, r)| r)
-                    .find(|r| s.contains(r.id))
-                    .map(|r| r.delivery_time);
-                if let Some(t) = oldest {
-                    min_pel_delivery_time = min_pel_delivery_time.min(t);
-                    if (now.wrapping_sub(t)) as u64 >= min_idle as u64 {
-                        serve_claimed = true;
-                    }
-                }
+            let gr = s
+                .group_mut(r.groups[i])
+                .start_read(cname, gt, min_idle, now);
+            if let Some(t) = gr.oldest_delivery {
+                min_pel_delivery_time = min_pel_delivery_time.min(t);
             }
-            if gt != StreamId::MAX {
-                serve_sync = true;
-                serve_history = true;
-            } else if s.length > 0 {
-                let last = s.groups.get(g).last_id;
-                let maxid = s.last_live_id().unwrap_or(StreamId::MIN);
-                if maxid > last {
-                    serve_sync = true;
-                    gt = last;
-                }
-            }
-            let cg = s.groups.get_mut(g);
-            let c = match cg.consumer_idx(cname) {
-                Some(c) => c,
-                None => {
-                    created = true;
-                    cg.create_consumer(cname, now).expect("consumer absent")
-                }
-            };
-            cg.consumer_mut(c).seen_time = now;
-            consumer = Some(c);
-            if created {
+            serve_claimed = gr.claimable;
+            serve_sync = gr.new_entries;
+            serve_history = gr.history;
+            gt = gr.after;
+            if gr.created {
                 ctx.dirty += 1;
             }
+            read = Some(gr);
         } else if s.length > 0 {
             let maxid = s.last_live_id().unwrap_or(StreamId::MIN);
             if maxid > gt {
@@ -514,7 +488,11 @@ fn serve(
             continue;
         };
         let g = r.groups[i];
-        let c = consumer.expect("group read has a consumer");
+        let GroupRead {
+            consumer: c,
+            created,
+            ..
+        } = read.expect("a group read started");
         if !serve_sync {
             if ctx.recording() {
                 if created {
@@ -599,6 +577,5 @@ fn consumer_times(
     c: ConsumerIdx,
 ) -> CmdResult<(i64, i64)> {
     let s = ctx.stream(key)?.expect("stream exists");
-    let cons = s.groups.get(g).consumer(c);
-    Ok((cons.seen_time, cons.active_time))
+    Ok(s.group_mut(g).consumer_times(c))
 }

@@ -30,7 +30,76 @@ impl Delivery<'_> {
     }
 }
 
+/// What one XREADGROUP finds to serve from a stream, as the group decides it when the
+/// read starts ([`GroupMut::start_read`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GroupRead {
+    /// The reading consumer (created by this read when `created`).
+    pub consumer: ConsumerIdx,
+    pub created: bool,
+    /// Serve entries after this ID: the requested one for a history read, else the
+    /// group's last delivered ID.
+    pub after: StreamId,
+    /// A read of the consumer's own history (an explicit ID, not `>`).
+    pub history: bool,
+    /// New entries past the group's last delivered ID (or the history) to serve.
+    pub new_entries: bool,
+    /// CLAIM: the oldest pending entry still in the stream is idle at least `min_idle`.
+    pub claimable: bool,
+    /// CLAIM: the delivery time of the oldest pending entry still in the stream.
+    pub oldest_delivery: Option<i64>,
+}
+
 impl GroupMut<'_> {
+    /// Start a read by consumer `name` at `now`: the consumer is created when missing and
+    /// seen at `now` (XREADGROUP's bookkeeping, whether or not anything is served); `after`
+    /// is the requested ID (`StreamId::MAX` for `>`) and `min_idle` CLAIM's idle time
+    /// (-1: no CLAIM). Says what there is to serve; delivery follows with
+    /// [`GroupMut::deliver_history`] or [`GroupMut::deliver_new`].
+    pub(crate) fn start_read(
+        &mut self,
+        name: &[u8],
+        after: StreamId,
+        min_idle: i64,
+        now: i64,
+    ) -> GroupRead {
+        let mut oldest_delivery = None;
+        let mut claimable = false;
+        if min_idle != -1 {
+            let s = &*self.stream;
+            oldest_delivery = self
+                .group()
+                .time_order()
+                .map(|(_, r)| r)
+                .find(|r| s.contains(r.id))
+                .map(|r| r.delivery_time);
+            if let Some(t) = oldest_delivery {
+                claimable = (now.wrapping_sub(t)) as u64 >= min_idle as u64;
+            }
+        }
+        let history = after != StreamId::MAX;
+        let mut start_after = after;
+        let mut new_entries = history;
+        if !history && self.stream.length > 0 {
+            let last = self.group().last_id;
+            let maxid = self.stream.last_live_id().unwrap_or(StreamId::MIN);
+            if maxid > last {
+                new_entries = true;
+                start_after = last;
+            }
+        }
+        let (consumer, created) = self.consumer_seen(name, now);
+        GroupRead {
+            consumer,
+            created,
+            after: start_after,
+            history,
+            new_entries,
+            claimable,
+            oldest_delivery,
+        }
+    }
+
     /// A read of the consumer's own history (`XREADGROUP ... <id>`): entries of its PEL
     /// with ID >= start; deleted entries come as missing. Each served entry counts a
     /// delivery.

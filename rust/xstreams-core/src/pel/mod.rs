@@ -19,7 +19,7 @@ pub use ack::{NackArgs, NackMode};
 pub use claim::{
     AutoclaimArgs, AutoclaimOutcome, ClaimArgs, ClaimDelivery, ClaimOutcome, ClaimedEntry,
 };
-pub(crate) use deliver::Delivery;
+pub(crate) use deliver::{Delivery, GroupRead};
 pub use pending::{PendingRange, PendingRow, PendingSummary};
 
 use crate::group::{ConsumerGroup, ConsumerIdx};
@@ -85,5 +85,11 @@ impl GroupMut<'_> {
         };
         cg.consumer_mut(c).seen_time = now;
         (c, created)
+    }
+
+    /// The seen and active times of consumer `c`.
+    pub fn consumer_times(&self, c: ConsumerIdx) -> (i64, i64) {
+        let cons = self.group().consumer(c);
+        (cons.seen_time, cons.active_time)
     }
 }

@@ -1,0 +1,206 @@
+//! The writer side of a durable store ([`Journal`]): appends each command's log records
+//! (single commands or atomic MULTI/EXEC blocks), fsyncs, and switches logs and the
+//! MANIFEST during a compaction.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::disk::{Disk, LogFile};
+use super::log::{self, LogCursor};
+use super::manifest::{log_name, snapshot_name, Manifest, MANIFEST};
+use super::Fsync;
+use crate::command::LogRecord;
+use crate::config::Config;
+
+/// The writer side of a durable store: appends each command's log records.
+pub struct Journal {
+    pub(super) dir: PathBuf,
+    pub(super) disk: Disk,
+    pub(super) file: LogFile,
+    pub(super) log_seq: u64,
+    pub(super) manifest: Manifest,
+    pub(super) cursor: LogCursor,
+    pub(super) buf: Vec<u8>,
+    /// The records of an open atomic block (see [`Journal::begin_block`]).
+    pub(super) block: Option<Vec<u8>>,
+    pub fsync: Fsync,
+    /// Bytes in the live logs.
+    pub log_bytes: u64,
+    /// Bytes of the live snapshot.
+    pub base_bytes: u64,
+    /// Set after a failed write: further writes are refused (Redis's MISCONF).
+    pub failed: Option<String>,
+    /// A compaction is in progress.
+    pub compacting: bool,
+    /// An automatic compaction was requested and has not started yet.
+    pub scheduled: bool,
+    /// Written since the last fsync.
+    pub unsynced: bool,
+    pub compact_ratio: f64,
+    pub compact_min_bytes: u64,
+    pub(super) _lock: File,
+}
+
+pub(super) fn config_lines(cfg: &Config) -> Vec<u8> {
+    let mut out = Vec::new();
+    for n in crate::config::data_names() {
+        log::encode_config(&mut out, n, &cfg.get(n).unwrap_or_default());
+    }
+    out
+}
+
+impl Journal {
+    /// Append the records of one command.
+    pub fn append(&mut self, db: usize, now: i64, records: &[LogRecord]) -> io::Result<()> {
+        if let Some(block) = self.block.as_mut() {
+            log::encode_records_in(block, &mut self.cursor, db, now, records, false);
+            return Ok(());
+        }
+        self.buf.clear();
+        log::encode_records(&mut self.buf, &mut self.cursor, db, now, records);
+        self.write_buf()
+    }
+
+    /// Append a settings change.
+    pub fn append_config(&mut self, name: &str, value: &str) -> io::Result<()> {
+        if let Some(block) = self.block.as_mut() {
+            log::encode_config(block, name, value);
+            return Ok(());
+        }
+        self.buf.clear();
+        log::encode_config(&mut self.buf, name, value);
+        self.write_buf()
+    }
+
+    /// Start an atomic block: the records appended until [`Journal::end_block`] are
+    /// written then, in one MULTI/EXEC block (as redis-server writes a transaction to its
+    /// AOF), so a crash leaves all of them in the log or none (replay drops a block cut
+    /// by the end of the log). A block already open stays the one block.
+    pub fn begin_block(&mut self) {
+        if self.block.is_none() {
+            self.block = Some(Vec::new());
+        }
+    }
+
+    /// Write the open atomic block (nothing if it is empty or none is open).
+    pub fn end_block(&mut self) -> io::Result<()> {
+        let Some(block) = self.block.take() else {
+            return Ok(());
+        };
+        if block.is_empty() {
+            return Ok(());
+        }
+        self.buf.clear();
+        log::encode_command(&mut self.buf, &[b"MULTI".to_vec()]);
+        self.buf.extend_from_slice(&block);
+        log::encode_command(&mut self.buf, &[b"EXEC".to_vec()]);
+        self.write_buf()
+    }
+
+    fn write_buf(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        self.file.write_all(&self.buf)?;
+        self.log_bytes += self.buf.len() as u64;
+        if self.fsync == Fsync::Always {
+            self.file.sync_data()?;
+        } else {
+            self.unsynced = true;
+        }
+        Ok(())
+    }
+
+    /// fsync the current log.
+    pub fn sync(&mut self) -> io::Result<()> {
+        if self.unsynced {
+            self.file.sync_data()?;
+            self.unsynced = false;
+        }
+        Ok(())
+    }
+
+    /// A handle on the current log for fsync outside the store lock.
+    pub fn sync_handle(&self) -> io::Result<LogFile> {
+        self.file.try_clone()
+    }
+
+    /// Should a compaction start now?
+    pub fn wants_compaction(&self) -> bool {
+        !self.compacting
+            && !self.scheduled
+            && self.failed.is_none()
+            && self.log_bytes > self.compact_min_bytes
+            && self.log_bytes as f64 > self.compact_ratio * self.base_bytes as f64
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The file layer the store's files are written through.
+    pub fn disk(&self) -> &Disk {
+        &self.disk
+    }
+
+    /// Compaction, step 1 (under the store lock): start a new log and list it in the
+    /// manifest after the current files. Returns the new sequence number.
+    pub fn begin_compaction(&mut self, cfg: &Config) -> io::Result<u64> {
+        self.file.sync_data()?;
+        self.unsynced = false;
+        let seq = self.log_seq + 1;
+        let path = self.dir.join(log_name(seq));
+        self.scheduled = false;
+        let mut f = self.disk.open_log(&path)?;
+        let lines = config_lines(cfg);
+        f.write_all(&lines)?;
+        f.sync_data()?;
+        let mut m = self.manifest.clone();
+        m.incr.push(seq);
+        self.disk
+            .write_atomic(&self.dir, MANIFEST, m.encode().as_bytes())?;
+        self.manifest = m;
+        self.file = f;
+        self.log_seq = seq;
+        self.cursor = LogCursor::default();
+        self.log_bytes += lines.len() as u64;
+        self.compacting = true;
+        Ok(seq)
+    }
+
+    /// Compaction, step 3 (under the store lock, after the snapshot `seq` is durable):
+    /// switch the manifest to it and return the files no longer needed.
+    pub fn finish_compaction(&mut self, seq: u64, snapshot_bytes: u64) -> io::Result<Vec<PathBuf>> {
+        // Whatever happens, this compaction is over (a failed one leaves the previous,
+        // still valid, MANIFEST in place and can be retried).
+        self.compacting = false;
+        let mut old = Vec::new();
+        if let Some(b) = self.manifest.base {
+            old.push(self.dir.join(snapshot_name(b)));
+        }
+        let mut m = Manifest {
+            base: Some(seq),
+            incr: Vec::new(),
+        };
+        for &i in &self.manifest.incr {
+            if i >= seq {
+                m.incr.push(i);
+            } else {
+                old.push(self.dir.join(log_name(i)));
+            }
+        }
+        self.disk
+            .write_atomic(&self.dir, MANIFEST, m.encode().as_bytes())?;
+        self.manifest = m;
+        self.base_bytes = snapshot_bytes;
+        self.log_bytes = self.file.size().unwrap_or(0);
+        Ok(old)
+    }
+
+    /// fsync (on close; the log is written unbuffered).
+    pub fn close(&mut self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+}

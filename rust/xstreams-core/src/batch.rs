@@ -550,9 +550,8 @@ mod tests {
                 b.set_clock(Some(1_700_000_000_000));
                 let n = ids.len() * pids.len() * vals.len();
                 let row = |r: usize| (r % ids.len(), (r / ids.len()) % 3, r / (ids.len() * 3));
-                let col = |f: &dyn Fn(usize) -> Option<&'static [u8]>| {
-                    Col::Rows((0..n).map(f).collect())
-                };
+                let col =
+                    |f: &dyn Fn(usize) -> Option<&'static [u8]>| Col::Rows((0..n).map(f).collect());
                 let idmp = match idmp_mode {
                     0 => Idmp::Off,
                     1 => Idmp::Iid {

@@ -384,6 +384,10 @@ fn typed_xackdel_matches_the_command_and_replays() {
     a.close();
     b.close();
     let (a, b) = (open(&da), open(&db));
-    assert_eq!(state(&a), before, "the typed XACKDEL's log replays to the same state");
+    assert_eq!(
+        state(&a),
+        before,
+        "the typed XACKDEL's log replays to the same state"
+    );
     assert_eq!(state(&b), before);
 }

@@ -7,11 +7,11 @@ use crate::command::{self, Ctx, XackdelArgs};
 use crate::db::NUM_DBS;
 use crate::error::{CmdError, CmdResult};
 use crate::id::StreamId;
-use crate::stream::DeleteOutcome;
 use crate::pel::{
     AutoclaimArgs, AutoclaimOutcome, ClaimArgs, ClaimOutcome, NackArgs, PendingRange, PendingRow,
     PendingSummary,
 };
+use crate::stream::DeleteOutcome;
 
 use super::Store;
 

@@ -529,7 +529,9 @@ mod tests {
         let pids: Vec<Option<&[u8]>> = vec![Some(b"p"), Some(b""), Some(b"p")];
         let iids: Vec<Option<&[u8]>> = vec![Some(b"i1"), Some(b"i2"), Some(b"")];
         let vals: Vec<Option<&[u8]>> = vec![Some(b"v"), None];
-        let option_sets: Vec<(Vec<&[u8]>, Vec<&[u8]>)> = vec![
+        // (options before IDMP, trimming options after it)
+        type Opts = Vec<&'static [u8]>;
+        let option_sets: Vec<(Opts, Opts)> = vec![
             (vec![], vec![]),
             (vec![b"NOMKSTREAM"], vec![]),
             (vec![b"DELREF"], vec![b"MAXLEN", b"~", b"2"]),

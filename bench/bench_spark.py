@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Arrow batch paths and the Spark dedup, measured in one run.
 
-    python bench/bench_spark.py [--quick]
+    python bench/bench_spark.py [--quick] [--spark-only | --stream-only] [--source-rows N]
 
 Rows (``run(quick) -> list[dict]``, each with ``bench``, ``method``, ``rows``,
 ``seconds``, ``rows_per_s``, ``note``):
@@ -16,10 +16,12 @@ Rows (``run(quick) -> list[dict]``, each with ``bench``, ``method``, ``rows``,
   written to Spark's ``noop`` sink, local[2], 1,000 producers, 10% retried sends; and vs
   a ``row_number()`` over ``(pid, iid)`` ordered by time as a duplicate flag. Different
   questions (no time window, size limit or entry IDs), same data and cluster.
-* ``stream``: the streaming source reading a compacted store into ``noop`` (one
-  trigger); the streaming sink with IDMP options (into a store directory) vs a streaming
-  ``dropDuplicatesWithinWatermark(["pid", "iid"])`` into ``noop``, the same input read
-  in the same number of micro-batches (rows/s from start to the last batch).
+* ``stream``: the streaming source reading a compacted store of 3,000,000 entries
+  (``--source-rows``) into ``noop`` (one trigger; wall clock including the query's
+  start, and the rate inside the micro-batch); the streaming sink with IDMP options (into
+  a store directory) vs a streaming ``dropDuplicatesWithinWatermark(["pid", "iid"])``
+  into ``noop``, the same input read in the same number of micro-batches (rows/s from
+  start to the last batch).
 
 Each figure is the best of ``reps`` runs. The machine may be shared: compare figures of
 one run with each other, not across runs.
@@ -39,6 +41,9 @@ from typing import Any, Callable, Dict, List, Optional
 from bench_peers import free_port  # bench/ is on sys.path (script dir)
 
 NOW = 1_700_000_000_000
+# Entries the streaming source row reads (full runs): enough that the query's start (a
+# few seconds) is not the figure.
+N_SOURCE = 3_000_000
 
 
 def _best(fn: Callable[[], Any], reps: int, setup: Optional[Callable[[], Any]] = None) -> float:
@@ -49,6 +54,17 @@ def _best(fn: Callable[[], Any], reps: int, setup: Optional[Callable[[], Any]] =
         t0 = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _best_in_turns(fns: List[Callable[[], Any]], reps: int) -> List[float]:
+    """The best time of each of ``fns`` over ``reps`` rounds that run each once in turn."""
+    best = [float("inf")] * len(fns)
+    for _ in range(reps):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - t0)
     return best
 
 
@@ -238,13 +254,14 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     def run_scan() -> None:
         noop(df)
 
-    t = _best(run_scan, reps)
+    # In turns (scan, dropDuplicates, row_number, dedup, scan, ...), best of reps each: on
+    # a shared machine a burst of load then hits every method, not the reps of one.
+    best = _best_in_turns([run_scan, run_drop, run_row_number, run_dedup], reps)
+    t, t_drop, t_rn = best[0], best[1], best[2]
     out.append(_row("dedup", "Spark scan of the cached input (noop sink)", rows, t, "floor"))
-    t_drop = _best(run_drop, reps)
     out.append(_row("dedup", "Spark dropDuplicates([pid, iid])", rows, t_drop, "no window"))
-    t_rn = _best(run_row_number, reps)
     out.append(_row("dedup", "Spark row_number() over (pid, iid) by ts", rows, t_rn, "flag"))
-    t = _best(run_dedup, reps)
+    t = best[3]
     note = f"{t_drop / t:.2f}x dropDuplicates, {t_rn / t:.2f}x row_number"
     out.append(_row("dedup", "xstreams.spark.dedup (IDMP, 2 s window)", rows, t, note))
     log(f"dedup: {rows} rows; {note}")
@@ -260,40 +277,54 @@ def _run_stream(query: Any) -> float:
     return time.perf_counter() - t0
 
 
-def bench_streaming(n: int, log: Callable[[str], None]) -> List[Dict[str, Any]]:
-    """The streaming source from a store into noop; the sink with IDMP vs a streaming
-    ``dropDuplicatesWithinWatermark`` into noop, on the same input and micro-batches."""
+def _event_store(path: str, n: int) -> None:
+    """A compacted store with stream ``ev`` of ``n`` entries (pid, iid, n), 10% of them
+    retried sends (row i with i % 10 == 1 repeats row i-1's pid and iid)."""
+    import pyarrow as pa
+    import xstreams
+
+    st = xstreams.Store(path, fsync="no")
+    chunk = 100_000
+    for start in range(0, n, chunk):
+        ids = list(range(start, min(n, start + chunk)))
+        st.xadd_batch(
+            "ev",
+            pa.table(
+                {
+                    "pid": [f"p{(i - (i % 10 == 1)) % 1000}" for i in ids],
+                    "iid": [f"e{i - (i % 10 == 1)}" for i in ids],
+                    "n": ids,
+                }
+            ),
+        )
+    st.compact()
+    st.close()
+
+
+def bench_streaming(
+    n: int, log: Callable[[str], None], n_source: Optional[int] = None
+) -> List[Dict[str, Any]]:
+    """The streaming source from a store into noop (a store of ``n_source`` entries,
+    default ``n``: enough that the query's start is not the figure); the sink with IDMP
+    vs a streaming ``dropDuplicatesWithinWatermark`` into noop, on the same input (``n``
+    entries) and micro-batches."""
     import xstreams
 
     spark = _spark()
     work = tempfile.mkdtemp(prefix="xstreams-bench-stream-")
     out = []
+    n_source = n_source or n
     try:
         src = os.path.join(work, "src")
-        st = xstreams.Store(src, fsync="no")
-        import pyarrow as pa
+        _event_store(src, n)
+        big = src
+        if n_source != n:
+            big = os.path.join(work, "src-big")
+            _event_store(big, n_source)
+        log(f"streaming: stores of {n} and {n_source} entries")
 
-        chunk = 100_000
-        for start in range(0, n, chunk):
-            m = min(chunk, n - start)
-            ids = list(range(start, start + m))
-            st.xadd_batch(
-                "ev",
-                pa.table(
-                    {
-                        # 10% retried sends: row i (i % 10 == 1) repeats row i-1.
-                        "pid": [f"p{(i - (i % 10 == 1)) % 1000}" for i in ids],
-                        "iid": [f"e{i - (i % 10 == 1)}" for i in ids],
-                        "n": ids,
-                    }
-                ),
-            )
-        st.compact()
-        st.close()
-        log(f"streaming: store of {n} entries")
-
-        def source(cap: Optional[int] = None) -> Any:
-            r = spark.readStream.format("xstreams").option("path", src).option("stream", "ev")
+        def source(cap: Optional[int] = None, path: str = src) -> Any:
+            r = spark.readStream.format("xstreams").option("path", path).option("stream", "ev")
             if cap:
                 r = r.option("maxEntriesPerTrigger", cap)
             return r.load()
@@ -303,7 +334,7 @@ def bench_streaming(n: int, log: Callable[[str], None]) -> List[Dict[str, Any]]:
 
         def read_all() -> tuple[float, float]:
             q = (
-                source()
+                source(path=big)
                 .writeStream.format("noop")
                 .option("checkpointLocation", ck("src"))
                 .trigger(availableNow=True)
@@ -315,8 +346,8 @@ def bench_streaming(n: int, log: Callable[[str], None]) -> List[Dict[str, Any]]:
 
         read_all()  # warm-up: the first query starts the Python workers
         wall, busy = read_all()
-        note = f"{n / busy:,.0f}/s in the micro-batch (query start excluded)"
-        out.append(_row("stream", "source: store -> noop (one trigger)", n, wall, note))
+        note = f"{n_source / busy:,.0f}/s in the micro-batch (query start excluded)"
+        out.append(_row("stream", "source: store -> noop (one trigger)", n_source, wall, note))
         batches = 4
         cap = -(-n // batches)
         typed = "fields['pid'] AS pid", "fields['iid'] AS iid", "fields['n'] AS n"
@@ -336,27 +367,38 @@ def bench_streaming(n: int, log: Callable[[str], None]) -> List[Dict[str, Any]]:
             q.stop()
             return t
 
-        t_wm = drive(
-            source(cap)
-            .selectExpr(*typed, "timestamp_millis(ms) AS ts")
-            .withWatermark("ts", "10 seconds")
-            .dropDuplicatesWithinWatermark(["pid", "iid"])
-            .writeStream.format("noop")
-        )
+        def watermark() -> float:
+            return drive(
+                source(cap)
+                .selectExpr(*typed, "timestamp_millis(ms) AS ts")
+                .withWatermark("ts", "10 seconds")
+                .dropDuplicatesWithinWatermark(["pid", "iid"])
+                .writeStream.format("noop")
+            )
+
+        def sink(dst: str) -> float:
+            return drive(
+                source(cap)
+                .selectExpr(*typed)
+                .writeStream.format("xstreams")
+                .option("path", dst)
+                .option("stream", "out")
+                .option("producer", "pid")
+                .option("iid", "iid")
+                .option("fsync", "no")
+            )
+
+        # Each query's first micro-batch pays one-off costs (code generation, Python
+        # workers for its plan, the watermark's state store): run both twice, in turns,
+        # each time on a fresh checkpoint (and sink directory), and keep each one's best.
+        t_wm = t_sink = float("inf")
+        for k in range(2):
+            t_wm = min(t_wm, watermark())
+            dst = os.path.join(work, f"dst-{k}")
+            t_sink = min(t_sink, sink(dst))
         name = "dropDuplicatesWithinWatermark -> noop"
-        out.append(_row("stream", name, n, t_wm, f"{batches} batches"))
-        dst = os.path.join(work, "dst")
-        t_sink = drive(
-            source(cap)
-            .selectExpr(*typed)
-            .writeStream.format("xstreams")
-            .option("path", dst)
-            .option("stream", "out")
-            .option("producer", "pid")
-            .option("iid", "iid")
-            .option("fsync", "no")
-        )
-        note = f"{t_wm / t_sink:.2f}x dropDuplicatesWithinWatermark"
+        out.append(_row("stream", name, n, t_wm, f"{batches} batches, best of 2"))
+        note = f"{t_wm / t_sink:.2f}x dropDuplicatesWithinWatermark, best of 2"
         out.append(_row("stream", "xstreams sink (path, IDMP)", n, t_sink, note))
         chk = xstreams.Store(dst, read_only=True)
         kept = chk.execute_command("XLEN", "out")
@@ -378,29 +420,31 @@ def run(quick: bool = True) -> List[Dict[str, Any]]:
     rows = bench_xadd(n_xadd, reps, log)
     try:
         rows += bench_dedup(n_dedup, reps, log)
-        rows += bench_streaming(n_stream, log)
+        rows += bench_streaming(n_stream, log, None if quick else N_SOURCE)
     except Exception as e:  # pragma: no cover - no Java / pyspark
         log(f"spark rows skipped: {e}")
     return rows
 
 
-def run_stream_only(quick: bool) -> List[Dict[str, Any]]:
+def run_stream_only(quick: bool, n_source: Optional[int] = None) -> List[Dict[str, Any]]:
     """Only the streaming rows (``--stream-only``)."""
 
     def log(msg: str) -> None:
         print(f"[bench_spark] {msg}", file=sys.stderr, flush=True)
 
-    return bench_streaming(100_000 if quick else 1_000_000, log)
+    n_source = n_source or (None if quick else N_SOURCE)
+    return bench_streaming(100_000 if quick else 1_000_000, log, n_source)
 
 
-def run_spark_only(quick: bool) -> List[Dict[str, Any]]:
+def run_spark_only(quick: bool, n_source: Optional[int] = None) -> List[Dict[str, Any]]:
     """Only the Spark rows (``--spark-only``)."""
 
     def log(msg: str) -> None:
         print(f"[bench_spark] {msg}", file=sys.stderr, flush=True)
 
     n_dedup, reps, n_stream = (200_000, 2, 100_000) if quick else (2_000_000, 3, 1_000_000)
-    return bench_dedup(n_dedup, reps, log) + bench_streaming(n_stream, log)
+    n_source = n_source or (None if quick else N_SOURCE)
+    return bench_dedup(n_dedup, reps, log) + bench_streaming(n_stream, log, n_source)
 
 
 def format_table(rows: List[Dict[str, Any]]) -> str:
@@ -422,11 +466,17 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--spark-only", action="store_true", help="only the Spark rows")
     ap.add_argument("--stream-only", action="store_true", help="only the streaming rows")
+    ap.add_argument(
+        "--source-rows",
+        type=int,
+        default=None,
+        help=f"entries the streaming source reads (default {N_SOURCE:,}; --quick: 100,000)",
+    )
     args = ap.parse_args()
     if args.stream_only:
-        rows = run_stream_only(args.quick)
+        rows = run_stream_only(args.quick, args.source_rows)
     elif args.spark_only:
-        rows = run_spark_only(args.quick)
+        rows = run_spark_only(args.quick, args.source_rows)
     else:
         rows = run(quick=args.quick)
     print(format_table(rows))

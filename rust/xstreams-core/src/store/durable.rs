@@ -207,3 +207,34 @@ impl State {
         Some(crate::error::CmdError::misconf(&msg))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unsynced(s: &Store) -> Option<bool> {
+        s.shared.state.lock().journal.as_ref().map(|j| j.unsynced)
+    }
+
+    /// `flush` fsyncs what was logged whatever the policy (here `no`, which never syncs
+    /// by itself), and is a no-op for an in-memory store.
+    #[test]
+    fn flush_syncs_what_was_logged_whatever_the_policy() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options {
+            fsync: Fsync::No,
+            ..Options::default()
+        };
+        let (s, _) = Store::open(dir.path(), Config::default(), opts).unwrap();
+        s.execute(&[b"XADD".as_slice(), b"s", b"*", b"f", b"v"]);
+        assert_eq!(unsynced(&s), Some(true));
+        s.flush().unwrap();
+        assert_eq!(unsynced(&s), Some(false));
+        s.flush().unwrap(); // nothing new: nothing to do
+        assert_eq!(unsynced(&s), Some(false));
+        s.close();
+        let mem = Store::new(Config::default());
+        mem.flush().unwrap();
+        assert_eq!(unsynced(&mem), None);
+    }
+}

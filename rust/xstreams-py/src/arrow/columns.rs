@@ -70,30 +70,28 @@ pub(super) fn python_float_repr(out: &mut Vec<u8>, x: f64, short32: Option<f32>)
         });
         return;
     }
-    // Shortest round-trip digits, without allocating: "d.ddde-N".
-    let mut buf = [0u8; 48];
-    let len = {
-        let mut cur = std::io::Cursor::new(&mut buf[..]);
-        let _ = match short32 {
-            Some(f) => write!(cur, "{f:e}"),
-            None => write!(cur, "{x:e}"),
-        };
-        cur.position() as usize
-    };
-    let s = &buf[..len];
-    let e_at = s
-        .iter()
-        .position(|&b| b == b'e')
-        .expect("{:e} has an exponent");
-    let (mant, exp) = (&s[..e_at], &s[e_at + 1..]);
-    let exp: i32 = std::str::from_utf8(exp)
-        .ok()
-        .and_then(|e| e.parse().ok())
-        .expect("{:e} exponent is an integer");
-    let (neg, mant) = match mant.split_first() {
+    // Shortest round-trip digits (ryu, without allocating), as "ddd.ddd" or "d.ddde-N".
+    let mut rb = ryu::Buffer::new();
+    let s = match short32 {
+        Some(f) => rb.format_finite(f),
+        None => rb.format_finite(x),
+    }
+    .as_bytes();
+    let (neg, s) = match s.split_first() {
         Some((b'-', m)) => (true, m),
-        _ => (false, mant),
+        _ => (false, s),
     };
+    let (mant, exp10) = match s.iter().position(|&b| b == b'e') {
+        Some(at) => {
+            let e: i32 = std::str::from_utf8(&s[at + 1..])
+                .ok()
+                .and_then(|e| e.parse().ok())
+                .expect("ryu's exponent is an integer");
+            (&s[..at], e)
+        }
+        None => (s, 0),
+    };
+    let point = mant.iter().position(|&b| b == b'.').unwrap_or(mant.len());
     let mut dbuf = [0u8; 40];
     let mut nd = 0;
     for &b in mant {
@@ -102,8 +100,17 @@ pub(super) fn python_float_repr(out: &mut Vec<u8>, x: f64, short32: Option<f32>)
             nd += 1;
         }
     }
-    let digits = &dbuf[..nd];
-    let decpt = exp + 1; // value = 0.d1d2... x 10^decpt
+    // value = 0.d1d2... x 10^decpt, with no leading or trailing zero digit.
+    let mut decpt = point as i32 + exp10;
+    let mut digits = &dbuf[..nd];
+    while let Some((b'0', rest)) = digits.split_first() {
+        digits = rest;
+        decpt -= 1;
+    }
+    while let Some((b'0', rest)) = digits.split_last() {
+        digits = rest;
+    }
+    let exp = decpt - 1;
     if neg {
         out.push(b'-');
     }
@@ -172,7 +179,7 @@ macro_rules! ints {
             a.len(),
             |i| a.is_valid(i),
             |i, out| {
-                let _ = write!(out, "{}", a.value(i));
+                out.extend_from_slice(itoa::Buffer::new().format(a.value(i)).as_bytes());
             },
         )
     }};

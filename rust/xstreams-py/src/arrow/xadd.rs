@@ -1,6 +1,5 @@
 //! `xadd_batch`: one XADD per Arrow row, outcomes back as an Arrow batch.
 
-use std::io::Write;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray};
@@ -31,7 +30,9 @@ pub(super) fn outcomes_batch(outcomes: &[RowOutcome], with_error: bool) -> PyRes
     let mut err: Vec<Option<&str>> = Vec::new();
     for o in outcomes {
         if let Some(id) = o.id() {
-            let _ = write!(data, "{}-{}", id.ms, id.seq);
+            data.extend_from_slice(itoa::Buffer::new().format(id.ms).as_bytes());
+            data.push(b'-');
+            data.extend_from_slice(itoa::Buffer::new().format(id.seq).as_bytes());
         }
         off.push(data.len() as i64);
         valid.push(o.id().is_some());

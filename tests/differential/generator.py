@@ -487,7 +487,7 @@ class Generator(KeyspaceGenerators):
         if b"ACKED" in words and any(k in self.acked_tainted for k in cmd.keys):
             return True
         # 3. Not a bug but a format change: DUMP payloads carry the RDB version in
-        #    their footer (8.2.3 writes 12, 8.8 writes 13) and 8.6+ writes streams as a
+        #    their footer (8.2.3 writes 12, 8.8 writes 14) and 8.6+ writes streams as a
         #    newer RDB type (IDMP and NACK state), so no DUMP reply of an older oracle
         #    is byte-comparable. RESTORE then only sees the generator's damaged payloads.
         if cmd.name == "DUMP":

@@ -6,17 +6,9 @@ use xstreams_core::batch::{Col, Entries, Idmp, RowOutcome, XaddRows};
 use xstreams_core::persist::Options;
 use xstreams_core::{Config, Reply, Store, StreamId};
 
-const NOW: i64 = 1_700_000_000_000;
-
-fn open(dir: &std::path::Path) -> Store {
-    let cfg = Config {
-        stream_node_max_entries: 4,
-        ..Config::default()
-    };
-    let (s, _) = Store::open(dir, cfg, Options::default()).unwrap();
-    s.set_clock(Some(NOW));
-    s
-}
+#[path = "support/durable.rs"]
+mod durable;
+use durable::{open, NOW};
 
 fn flat(e: &Entries) -> Vec<(StreamId, Vec<u8>)> {
     (0..e.len())

@@ -10,21 +10,12 @@ use xstreams_core::command::ReadArgs;
 use xstreams_core::pel::{
     AutoclaimArgs, ClaimArgs, ClaimDelivery, NackArgs, NackMode, PendingRange,
 };
-use xstreams_core::persist::Options;
 use xstreams_core::store::{ReadStep, Step};
-use xstreams_core::{Config, Reply, Store, StreamId};
+use xstreams_core::{Reply, Store, StreamId};
 
-const NOW: i64 = 1_700_000_000_000;
-
-fn open(dir: &std::path::Path) -> Store {
-    let cfg = Config {
-        stream_node_max_entries: 4,
-        ..Config::default()
-    };
-    let (s, _) = Store::open(dir, cfg, Options::default()).unwrap();
-    s.set_clock(Some(NOW));
-    s
-}
+#[path = "support/durable.rs"]
+mod durable;
+use durable::open;
 
 /// Everything a group command can change, as replies.
 fn state(s: &Store) -> Vec<Reply> {
@@ -39,6 +30,16 @@ fn both(a: &Store, b: &Store, argv: &[&[u8]]) {
     assert_eq!(a.execute(argv), b.execute(argv), "{argv:?}");
 }
 
+/// Two durable stores in `da` and `db`, each holding entries `1-1` … `n-1` of `s`.
+fn two_stores(da: &std::path::Path, db: &std::path::Path, n: u64) -> (Store, Store) {
+    let (a, b) = (open(da), open(db));
+    for i in 1..=n {
+        let id = format!("{i}-1");
+        both(&a, &b, &[b"XADD", b"s", id.as_bytes(), b"f", b"v"]);
+    }
+    (a, b)
+}
+
 fn err(r: Result<impl std::fmt::Debug, xstreams_core::CmdError>) -> Reply {
     Reply::Error(r.unwrap_err().0)
 }
@@ -47,11 +48,7 @@ fn err(r: Result<impl std::fmt::Debug, xstreams_core::CmdError>) -> Reply {
 fn typed_group_commands_match_the_commands_and_replay() {
     let tmp = tempfile::tempdir().unwrap();
     let (da, db) = (tmp.path().join("a"), tmp.path().join("b"));
-    let (a, b) = (open(&da), open(&db));
-    for i in 1..=12u64 {
-        let id = format!("{i}-1");
-        both(&a, &b, &[b"XADD", b"s", id.as_bytes(), b"f", b"v"]);
-    }
+    let (a, b) = two_stores(&da, &db, 12);
     both(&a, &b, &[b"XGROUP", b"CREATE", b"s", b"g", b"0"]);
     for c in [&b"alice"[..], b"bob"] {
         let argv: [&[u8]; 9] = [
@@ -327,11 +324,7 @@ fn typed_xackdel_matches_the_command_and_replays() {
 
     let tmp = tempfile::tempdir().unwrap();
     let (da, db) = (tmp.path().join("a"), tmp.path().join("b"));
-    let (a, b) = (open(&da), open(&db));
-    for i in 1..=9u64 {
-        let id = format!("{i}-1");
-        both(&a, &b, &[b"XADD", b"s", id.as_bytes(), b"f", b"v"]);
-    }
+    let (a, b) = two_stores(&da, &db, 9);
     for g in [&b"g"[..], b"h"] {
         both(&a, &b, &[b"XGROUP", b"CREATE", b"s", g, b"0"]);
         let read: [&[u8]; 7] = [b"XREADGROUP", b"GROUP", g, b"c", b"STREAMS", b"s", b">"];

@@ -236,12 +236,14 @@ impl Shared {
     /// Count a client blocking on (`delta` 1) or leaving (`delta` -1) `keys` of `db`.
     pub fn register_block(&self, db: usize, keys: &[Vec<u8>], nokey: bool, delta: isize) {
         let sh = self;
+        // The count changes under the keys' lock, which INFO holds while it reads both:
+        // a reader never sees a blocked client without its keys.
+        let mut bk = sh.blocking_keys.lock().unwrap();
         if delta > 0 {
             sh.blocked_clients.fetch_add(1, Ordering::SeqCst);
         } else {
             sh.blocked_clients.fetch_sub(1, Ordering::SeqCst);
         }
-        let mut bk = sh.blocking_keys.lock().unwrap();
         let mut seen: Vec<&Vec<u8>> = Vec::new();
         for k in keys {
             if seen.contains(&k) {

@@ -60,6 +60,16 @@ def test_changed_callbacks_are_honoured():
     assert r._native_on()
     assert r.xinfo_groups("s") == "custom"
 
+    # XPENDING's value is built natively only while its callback is redis-py's.
+    r.xreadgroup("g", "c", {"s": ">"})
+    assert r.xpending("s", "g")["consumers"] == [{"name": b"c", "pending": 1}]
+    r.response_callbacks["XPENDING"] = lambda resp, **opts: (resp, opts)
+    assert r._native_on()
+    assert r.xpending("s", "g") == ([1, b"1-1", b"1-1", [[b"c", b"1"]]], {})
+    rows, opts = r.xpending_range("s", "g", "-", "+", 5)
+    assert opts == {"parse_detail": True}
+    assert [row[:2] for row in rows] == [[b"1-1", b"c"]]
+
 
 def test_native_and_python_paths_agree_on_errors():
     native = Redis(store=xstreams.Store())

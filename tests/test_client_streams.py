@@ -338,6 +338,26 @@ def test_xack_checks_in_redis_order(check):
     )
 
 
+def test_xackdel_checks_in_redis_order(check):
+    # The typed XACKDEL: the key's type, every ID not found without the key or the group
+    # (the IDs not even parsed), then every ID strictly (one bad ID deletes nothing).
+    check(
+        [
+            ("xackdel", ("missing", "g", "bad")),
+            ("xackdel", ("s", "nope", "bad", "1-1")),
+            ("xackdel", ("s", "g", "1-1", "bad")),
+            ("xpending", ("s", "g")),
+            ("set", ("str", "v")),
+            ("xackdel", ("str", "g", "1-1")),
+            ("xackdel", ("s", "g", 1, b"1-2", "2-0", "1-2"), {"ref_policy": "DELREF"}),
+            ("xackdel", ("s", "g", "3-0", "9-9"), {"ref_policy": "ACKED"}),
+            ("xpending", ("s", "g")),
+            ("xlen", ("s",)),
+        ],
+        setup=GROUP_SETUP,
+    )
+
+
 def test_xpending(check):
     check(
         [

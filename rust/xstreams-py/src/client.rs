@@ -6,7 +6,8 @@
 //! and the conversions of replies to redis-py's values. The methods live by concern:
 //! `client_hot.rs` (xadd, reads, xack, keyspace basics: typed core calls),
 //! `client_commands.rs` (deletion policies, XNACK, trimming, XCFGSET), `client_groups.rs`
-//! (groups, pending, claiming, XINFO), `client_pipeline.rs` (a pipeline's stack in one
+//! (groups, claiming, XINFO), `client_pending.rs` (XPENDING's two forms, typed),
+//! `client_pipeline.rs` (a pipeline's stack in one
 //! store call, the common XADD queued natively), with `client_sink.rs` collecting typed
 //! reads.
 //!

@@ -11,12 +11,14 @@
 use std::borrow::Cow;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
+use xstreams_core::command::{args as cmd_args, typed_write, xackdel_typed, XackdelArgs};
+use xstreams_core::stream::{DeleteOutcome, RefPolicy};
 use xstreams_core::Reply;
 
 use crate::client::{
-    exact_int, fallback, int_reply, is_one_of, push_int, raw, run_args, Args, Fast, NativeClient,
-    REF_POLICIES,
+    exact_int, fallback, int_reply, is_one_of, locked, push_int, raw, run_args, Args, Fast,
+    NativeClient, REF_POLICIES,
 };
 use crate::convert::arg_bytes;
 use crate::errors::reply_err;
@@ -273,6 +275,79 @@ fn policy_call<'py>(
     )
 }
 
+/// XACKDEL of at least one ID under a known policy as a typed call (no argument vector,
+/// no command lookup), in the order the command checks: writes refused, the key's type,
+/// every ID not found without the key or the group (the IDs not even parsed), then every
+/// ID strictly; one status code per ID.
+fn xackdel_fast(
+    py: Python<'_>,
+    f: &Fast,
+    name: &Bound<'_, PyAny>,
+    groupname: &Bound<'_, PyAny>,
+    ids: &Bound<'_, PyTuple>,
+    policy: RefPolicy,
+) -> PyResult<Py<PyAny>> {
+    let key = arg_bytes(py, name)?;
+    let group = arg_bytes(py, groupname)?;
+    // The tuple holds its items (it cannot change): their bytes are borrowed.
+    let items: Vec<_> = (0..ids.len())
+        .map(|i| ids.get_borrowed_item(i))
+        .collect::<PyResult<_>>()?;
+    let raw_ids = items
+        .iter()
+        .map(|i| arg_bytes(py, i))
+        .collect::<PyResult<Vec<_>>>()?;
+    let (key, group) = (key.as_ref(), group.as_ref());
+    let db = f.db;
+    let codes = locked(py, f, false, |sess| {
+        sess.run(db, |ctx| {
+            let argv = || {
+                let word: &[u8] = match policy {
+                    RefPolicy::KeepRef => b"KEEPREF",
+                    RefPolicy::DelRef => b"DELREF",
+                    RefPolicy::Acked => b"ACKED",
+                };
+                let mut v = Vec::with_capacity(6 + raw_ids.len());
+                v.extend([
+                    b"XACKDEL".to_vec(),
+                    key.to_vec(),
+                    group.to_vec(),
+                    word.to_vec(),
+                ]);
+                v.extend([b"IDS".to_vec(), raw_ids.len().to_string().into_bytes()]);
+                v.extend(raw_ids.iter().map(|i| i.to_vec()));
+                v
+            };
+            typed_write(ctx, argv, |ctx| {
+                let known = match ctx.stream(key)? {
+                    Some(s) => s.groups.lookup(group).is_some(),
+                    None => false,
+                };
+                if !known {
+                    return Ok(vec![DeleteOutcome::NotFound; raw_ids.len()]);
+                }
+                let ids = raw_ids
+                    .iter()
+                    .map(|i| cmd_args::strict_id(i))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let a = XackdelArgs {
+                    key,
+                    group,
+                    policy,
+                    ids: &ids,
+                };
+                xackdel_typed(ctx, &a)
+            })
+        })
+    })?;
+    let codes = codes.into_iter().map(|c| match c {
+        DeleteOutcome::NotFound => -1i64,
+        DeleteOutcome::Deleted => 1,
+        DeleteOutcome::Referenced => 2,
+    });
+    Ok(PyList::new(py, codes)?.into_any().unbind())
+}
+
 /// A response callback's options: `{key: value}`.
 pub(crate) fn option<'py>(
     py: Python<'py>,
@@ -296,6 +371,18 @@ impl NativeClient {
         ids: &Bound<'_, PyTuple>,
         ref_policy: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        let policy = match ref_policy {
+            None => Some(RefPolicy::KeepRef),
+            Some(p) if is_one_of(p, &["KEEPREF"]) => Some(RefPolicy::KeepRef),
+            Some(p) if is_one_of(p, &["DELREF"]) => Some(RefPolicy::DelRef),
+            Some(p) if is_one_of(p, &["ACKED"]) => Some(RefPolicy::Acked),
+            Some(_) => None,
+        };
+        if let (Some(policy), false) = (policy, ids.is_empty()) {
+            if let Some(f) = slf.get().fast(slf)? {
+                return xackdel_fast(slf.py(), f, name, groupname, ids, policy);
+            }
+        }
         let head = [name, groupname];
         policy_call(slf, "xackdel", b"XACKDEL", &head, ids, ref_policy)
     }

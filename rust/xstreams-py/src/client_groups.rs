@@ -1,5 +1,5 @@
 //! The consumer-group methods of `_NativeClient` (see `client.rs`): XGROUP, XINFO,
-//! XPENDING, XCLAIM and XAUTOCLAIM. Their replies go through the client's own redis-py
+//! XCLAIM and XAUTOCLAIM (XPENDING: `client_pending.rs`). Their replies go through the client's own redis-py
 //! callback (it depends on the protocol), on the raw value built in Rust.
 
 use pyo3::prelude::*;
@@ -19,8 +19,6 @@ words_then_args_methods! {
     xinfo_groups(name) => [b"XINFO", b"GROUPS"], Conv::Callback("XINFO GROUPS", None);
     /// Information about the consumers of a group.
     xinfo_consumers(name, groupname) => [b"XINFO", b"CONSUMERS"], Conv::Callback("XINFO CONSUMERS", None);
-    /// The summary of a group's pending messages.
-    xpending(name, groupname) => [b"XPENDING"], Conv::Callback("XPENDING", None);
 }
 
 /// Consumer groups, pending entries, claiming and XINFO.
@@ -128,56 +126,6 @@ impl NativeClient {
                 Ok(Conv::Callback("XINFO STREAM", options))
             },
             "xinfo_stream",
-            python,
-        )
-    }
-
-    /// The pending messages of a group in an ID range (extended XPENDING).
-    #[pyo3(signature = (name, groupname, min, max, count, consumername=None, idle=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn xpending_range(
-        slf: &Bound<'_, Self>,
-        py: Python<'_>,
-        name: &Bound<'_, PyAny>,
-        groupname: &Bound<'_, PyAny>,
-        min: &Bound<'_, PyAny>,
-        max: &Bound<'_, PyAny>,
-        count: &Bound<'_, PyAny>,
-        consumername: Option<&Bound<'_, PyAny>>,
-        idle: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Py<PyAny>> {
-        let count_n = exact_int(count).filter(|n| *n >= 0);
-        let idle_n = idle.map(|i| exact_int(i).filter(|n| *n >= 0));
-        let simple =
-            !min.is_none() && !max.is_none() && count_n.is_some() && !matches!(idle_n, Some(None));
-        let python = || {
-            let all = vec![
-                name.clone(),
-                groupname.clone(),
-                min.clone(),
-                max.clone(),
-                count.clone(),
-            ];
-            Ok((with_opts(py, all, [consumername, idle]), None))
-        };
-        native_or(
-            slf,
-            simple,
-            |c| {
-                c.word(b"XPENDING").args([name, groupname])?;
-                if let Some(Some(i)) = idle_n {
-                    c.word(b"IDLE").int(i);
-                }
-                c.args([min, max, count])?;
-                if let Some(consumer) = consumername {
-                    if consumer.is_truthy()? {
-                        c.arg(consumer)?;
-                    }
-                }
-                let options = option(py, "parse_detail", true)?;
-                Ok(Conv::Callback("XPENDING", Some(options)))
-            },
-            "xpending_range",
             python,
         )
     }

@@ -97,6 +97,33 @@ fn xadd_fast(
     })
 }
 
+/// `XADD name * field value`, the call made most (one field, no option): the pair
+/// taken straight from the dict (a strong reference each, so their bytes stay valid
+/// while the store runs), no option decoded, no buffer for the pairs, the ID formatted
+/// straight into the returned object. Other dicts take [`xadd_fast`].
+#[inline(never)]
+fn xadd_plain(
+    py: Python<'_>,
+    f: &Fast,
+    name: &Bound<'_, PyAny>,
+    dict: &Bound<'_, PyDict>,
+) -> PyResult<Py<PyAny>> {
+    let Some((field, value)) = dict.iter().next().filter(|_| dict.len() == 1) else {
+        return xadd_fast(py, f, name, dict, false, None);
+    };
+    let key = arg_bytes(py, name)?;
+    let field = arg_bytes(py, &field)?;
+    let value = arg_bytes(py, &value)?;
+    let pairs = [field.as_ref(), value.as_ref()];
+    let a = XaddArgs::new(key.as_ref(), &pairs);
+    let db = f.db;
+    let out = locked(py, f, false, |sess| sess.run(db, |ctx| xadd_typed(ctx, &a)))?;
+    Ok(match out {
+        Some(o) => id_obj(py, o.id, f.decode).unbind(),
+        None => py.None(),
+    })
+}
+
 /// XACK of at least one ID as a typed call: the IDs parsed from their bytes in the
 /// session (no argument vector, no command lookup), in the order XACK checks: writes
 /// refused, the key's type, 0 without the key or the group, then every ID strictly.
@@ -109,7 +136,10 @@ fn xack_fast(
 ) -> PyResult<Py<PyAny>> {
     let key = arg_bytes(py, name)?;
     let group = arg_bytes(py, groupname)?;
-    let items: Vec<Bound<'_, PyAny>> = ids.iter().collect();
+    // The tuple holds its items (it cannot change): their bytes are borrowed.
+    let items: Vec<_> = (0..ids.len())
+        .map(|i| ids.get_borrowed_item(i))
+        .collect::<PyResult<_>>()?;
     let raw_ids = items
         .iter()
         .map(|i| arg_bytes(py, i))
@@ -170,6 +200,24 @@ impl NativeClient {
         idmpauto: Option<&Bound<'_, PyAny>>,
         idmp: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
+        let bare = id.is_none()
+            && maxlen.is_none()
+            && approximate.is_none()
+            && nomkstream.is_none()
+            && minid.is_none()
+            && limit.is_none()
+            && ref_policy.is_none()
+            && idmpauto.is_none()
+            && idmp.is_none();
+        if bare {
+            if let Ok(dict) = fields.cast::<PyDict>() {
+                if !dict.is_empty() {
+                    if let Some(f) = slf.get().fast(slf)? {
+                        return xadd_plain(py, f, name, dict);
+                    }
+                }
+            }
+        }
         let maxlen_n = match maxlen {
             None => None,
             Some(m) => exact_int(m).filter(|n| *n >= 0),

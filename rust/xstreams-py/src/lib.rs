@@ -8,6 +8,7 @@ mod client;
 mod client_commands;
 mod client_groups;
 mod client_hot;
+mod client_pending;
 mod client_pipeline;
 mod client_sink;
 mod convert;

@@ -45,7 +45,10 @@ pub struct KeyEntry {
 /// One database.
 #[derive(Clone, Debug, Default)]
 pub struct Db {
-    keys: HashMap<Vec<u8>, KeyEntry>,
+    /// The keys. Every command looks its keys up here, so the map hashes with aHash
+    /// rather than SipHash (several times faster on short keys), still seeded at random
+    /// from the operating system: the server takes keys from the network (HashDoS).
+    keys: HashMap<Vec<u8>, KeyEntry, ahash::RandomState>,
     scan_order: BTreeMap<u64, Vec<u8>>,
     next_seq: u64,
     /// Streams that hold IDMP producers (swept for expired IIDs).

@@ -85,6 +85,10 @@ pub struct Ctx<'a> {
     pub block: Option<BlockRequest>,
     /// Keys signaled as ready for blocked readers, with their database.
     pub signals: Vec<(usize, Vec<u8>)>,
+    /// Does any blocked reader wait? When not, signals are not recorded: nobody could
+    /// be served by them (a reader that blocks later re-reads the keyspace itself), and
+    /// a write need not copy its key. True unless the store knows no call waits.
+    pub readers_waiting: bool,
     /// Databases whose every key may have changed (flushed, swapped): bit `1 << db`.
     pub flushed_dbs: u32,
     /// Count of changes made (Redis's `server.dirty`).
@@ -157,6 +161,7 @@ impl<'a> Ctx<'a> {
             deny_blocking: false,
             block: None,
             signals: Vec::new(),
+            readers_waiting: true,
             flushed_dbs: 0,
             dirty: 0,
             prop: None,
@@ -243,7 +248,7 @@ impl<'a> Ctx<'a> {
 
     /// Signal `key` of database `db` (commands that write to another database).
     pub fn signal_in(&mut self, db: usize, key: &[u8]) {
-        if !self.signals.iter().any(|(d, k)| *d == db && k == key) {
+        if self.readers_waiting && !self.signals.iter().any(|(d, k)| *d == db && k == key) {
             self.signals.push((db, key.to_vec()));
         }
     }

@@ -142,6 +142,9 @@ impl Store {
         let mut ctx = Ctx::new(&mut st.ks, db, now, protocol);
         ctx.facts = facts;
         ctx.deny_blocking = deny_blocking;
+        // Signals only serve calls already waiting: a call blocks after its command ran
+        // and the signals were served, and no call joins while the store is locked.
+        ctx.readers_waiting = !st.waiters.is_empty();
         ctx.reject_writes = reject;
         if st.journal.is_some() {
             ctx.prop = Some(Propagation::default());

@@ -85,6 +85,25 @@ impl<V> Rax<V> {
         Some((buf, v))
     }
 
+    /// Mutable value of the greatest key (the stream's tail node, which XADD appends
+    /// to): one walk down the last edges, without rebuilding the key.
+    pub fn last_mut(&mut self) -> Option<&mut V> {
+        let mut n = ROOT;
+        loop {
+            match &self.nodes[n as usize] {
+                Node::Leaf(_) => break,
+                Node::Empty => return None,
+                Node::Chain { child, .. } => n = *child,
+                Node::Branch(fan) => n = fan.kid(fan.len() - 1),
+                Node::Vacant(_) => unreachable!("walked into a vacant slot"),
+            }
+        }
+        match &mut self.nodes[n as usize] {
+            Node::Leaf(v) => Some(v),
+            _ => unreachable!("the walk stopped at a leaf"),
+        }
+    }
+
     /// Nearest key to `key` going up (`forward`) or down; `key` itself
     /// qualifies when `inclusive`.
     fn seek(&self, key: &RaxKey, forward: bool, inclusive: bool) -> Option<(RaxKey, &V)> {

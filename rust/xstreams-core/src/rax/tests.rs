@@ -177,6 +177,8 @@ fn check_whole(rax: &Rax<u32>, model: &BTreeMap<RaxKey, u32>) {
     assert_eq!(rax.iter().size_hint(), (model.len(), Some(model.len())));
     assert_eq!(rax.first().map(|(k, v)| (k, *v)), want.first().copied());
     assert_eq!(rax.last().map(|(k, v)| (k, *v)), want.last().copied());
+    let mut tail = rax.clone();
+    assert_eq!(tail.last_mut().copied(), want.last().map(|(_, v)| *v));
 }
 
 fn key_strategy() -> impl Strategy<Value = RaxKey> {
@@ -329,6 +331,7 @@ fn empty_tree() {
     assert!(rax.is_empty());
     assert_eq!(rax.first(), None);
     assert_eq!(rax.last(), None);
+    assert_eq!(rax.last_mut(), None);
     for k in [[0u8; 16], [0xff; 16], id(5, 5)] {
         assert_eq!(rax.get(&k), None);
         assert_eq!(rax.seek_ge(&k), None);
@@ -359,6 +362,7 @@ fn zero_and_max_keys() {
     assert_eq!(rax.node_count(), 5);
     assert_eq!(rax.first(), Some((lo, &3)));
     assert_eq!(rax.last(), Some((hi, &2)));
+    assert_eq!(rax.last_mut(), Some(&mut 2));
     assert_eq!(rax.seek_ge(&lo), Some((lo, &3)));
     assert_eq!(rax.next_after(&lo), Some((hi, &2)));
     assert_eq!(rax.prev_before(&hi), Some((lo, &3)));

@@ -224,8 +224,7 @@ impl Stream {
             node_max_bytes = STREAM_LISTPACK_MAX_SIZE;
         }
         let mut appended = false;
-        if let Some((key, _)) = self.rax.last() {
-            let node = self.rax.get_mut(&key).expect("last key exists");
+        if let Some(node) = self.rax.last_mut() {
             let full = if node.lp_bytes() + totelelen >= node_max_bytes {
                 true
             } else {

@@ -11,7 +11,9 @@ use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
-use pyo3_arrow::{PyRecordBatch, PySchema};
+use pyo3_arrow::PySchema;
+
+use super::handoff::batch_to_pyarrow;
 use xstreams_core::batch::Entries;
 
 use super::{type_err, value_err};
@@ -216,7 +218,7 @@ pub fn entries_to_py<'py>(
     e: &Entries,
     shape: &EntriesShape,
 ) -> PyResult<Bound<'py, PyAny>> {
-    PyRecordBatch::new(entries_batch(e, 0, e.len(), shape)?).into_pyarrow(py)
+    batch_to_pyarrow(py, entries_batch(e, 0, e.len(), shape)?)
 }
 
 /// `e` as a list of pyarrow RecordBatches of at most `max_rows` rows.
@@ -231,7 +233,7 @@ pub fn entries_to_py_list<'py>(
     let mut from = 0;
     while from < e.len() {
         let to = (from + max_rows).min(e.len());
-        out.append(PyRecordBatch::new(entries_batch(e, from, to, shape)?).into_pyarrow(py)?)?;
+        out.append(batch_to_pyarrow(py, entries_batch(e, from, to, shape)?)?)?;
         from = to;
     }
     Ok(out)

@@ -11,6 +11,7 @@
 
 mod columns;
 mod entries;
+mod handoff;
 mod read;
 mod xadd;
 

@@ -1,8 +1,8 @@
 //! `xrange_arrow` / `xrevrange_arrow` / `xread_arrow`: reads as Arrow record batches.
 
+use super::handoff::batch_to_pyarrow;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use pyo3_arrow::PyRecordBatch;
 use xstreams_core::command::ReadArgs;
 use xstreams_core::store::ReadStep;
 
@@ -192,6 +192,6 @@ impl Store {
         })?
         .map_err(|e| reply_err(py, &e))?;
         let batch = guarded(py, || entries_batch(&entries, 0, entries.len(), &shape))??;
-        PyRecordBatch::new(batch).into_pyarrow(py)
+        batch_to_pyarrow(py, batch)
     }
 }

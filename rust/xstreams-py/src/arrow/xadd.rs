@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
+use super::handoff::batch_to_pyarrow;
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, Schema};
 use pyo3::prelude::*;
-use pyo3_arrow::PyRecordBatch;
 use xstreams_core::batch::{Col, Idmp, RowOutcome, XaddRows};
 
 use crate::convert::arg_bytes;
@@ -231,13 +231,13 @@ pub fn xadd_reply<'py>(
             };
             let err = reply_err(py, line);
             let exc = err.value(py);
-            let result = PyRecordBatch::new(outcomes_batch(outcomes, true)?).into_pyarrow(py)?;
+            let result = batch_to_pyarrow(py, outcomes_batch(outcomes, true)?)?;
             let _ = exc.setattr("row", row);
             let _ = exc.setattr("result", result);
             return Err(err);
         }
     }
-    PyRecordBatch::new(outcomes_batch(outcomes, !raise_errors)?).into_pyarrow(py)
+    batch_to_pyarrow(py, outcomes_batch(outcomes, !raise_errors)?)
 }
 
 #[pymethods]

@@ -331,7 +331,7 @@ CLIENT_TARGETS = [
 ]
 
 
-#: The physical limit's column (bench_peers.RustLoopDriver): the typed XADD in Rust.
+#: The physical limit's column (bench_drivers.RustLoopDriver): the typed XADD in Rust.
 LIMIT = "rust loop"
 #: Arrow batch paths (bench_spark rows) and their figures in the 2026-11-22 full run
 #: (rows/s), the reference of issue 11's "1.5× their figures today".

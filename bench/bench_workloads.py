@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from bench_drivers import Driver
 from bench_peers import (
     ID_BASE,
     Backend,
-    Driver,
     RedisServerBackend,
     Unsupported,
     values,

@@ -20,11 +20,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
-from bench_peers import (  # noqa: E402
-    FakeRedisBackend,
+from bench_drivers import (  # noqa: E402
     ManyDriver,
     PyClientDriver,
     RawDriver,
+)
+from bench_peers import (  # noqa: E402
+    FakeRedisBackend,
     RedisServerBackend,
     XStreamsBackend,
     find_falkordb_redis,

@@ -29,19 +29,21 @@ if HERE not in sys.path:
 import bench_memory  # noqa: E402
 import bench_report  # noqa: E402
 import bench_workloads as bw  # noqa: E402
-from bench_peers import (  # noqa: E402
-    CLAIM_IDLE_MS,
+from bench_drivers import (  # noqa: E402
     ArrowDriver,
-    BurnerBackend,
     BurnerDriver,
     BurnerPipelineDriver,
-    FakeRedisBackend,
     ManyDriver,
     PyClientDriver,
     PyPipelineDriver,
     RawDriver,
-    RedisServerBackend,
     RustLoopDriver,
+)
+from bench_peers import (  # noqa: E402
+    CLAIM_IDLE_MS,
+    BurnerBackend,
+    FakeRedisBackend,
+    RedisServerBackend,
     XStreamsBackend,
     find_falkordb_redis,
 )

@@ -161,14 +161,15 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn name(&mut self, py: Python<'_>, i: u32) -> PyResult<Py<PyAny>> {
+    /// The object of field name `i`, made on first use and shared by every entry (the
+    /// dicts hold a reference each; no count is taken for the lookup itself).
+    fn name<'s, 'py>(&'s mut self, py: Python<'py>, i: u32) -> PyResult<&'s Bound<'py, PyAny>> {
         let slot = &mut self.names[i as usize];
-        if let Some(n) = slot {
-            return Ok(n.clone_ref(py));
-        }
-        let n = text(py, &self.c.names[i as usize], self.decode)?;
-        *slot = Some(n.clone_ref(py));
-        Ok(n)
+        let n = match slot.take() {
+            Some(n) => n,
+            None => text(py, &self.c.names[i as usize], self.decode)?,
+        };
+        Ok(slot.insert(n).bind(py))
     }
 
     /// redis-py's `parse_stream_list` of entries `from..to`: `[(id, {f: v}), ...]`, with

@@ -14,6 +14,14 @@ use xstreams_core::error::data;
 /// Encode one argument the way redis-py's `Encoder` does: bytes as is, str as UTF-8,
 /// int and float as their decimal text; bool and other types are rejected.
 pub fn arg_bytes<'a>(py: Python<'_>, obj: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
+    // Exact bytes and str first: a type pointer compared, where the subclass checks below
+    // call into the interpreter for the type's flags (abi3).
+    if let Ok(b) = obj.cast_exact::<PyBytes>() {
+        return Ok(Cow::Borrowed(b.as_bytes()));
+    }
+    if let Ok(s) = obj.cast_exact::<PyString>() {
+        return Ok(Cow::Borrowed(s.to_str()?.as_bytes()));
+    }
     if let Ok(b) = obj.cast::<PyBytes>() {
         return Ok(Cow::Borrowed(b.as_bytes()));
     }

@@ -106,9 +106,10 @@ impl ConsumerGroup {
         consumer: Option<ConsumerIdx>,
         now: i64,
     ) -> Option<PelIdx> {
-        if self.pel.contains_key(&id) {
+        // One descent of the PEL for both the check and the insertion.
+        let std::collections::btree_map::Entry::Vacant(slot) = self.pel.entry(id) else {
             return None;
-        }
+        };
         let idx = self.records.insert(PendingEntry {
             id,
             delivery_time: now,
@@ -118,7 +119,7 @@ impl ConsumerGroup {
             prev: None,
             next: None,
         });
-        self.pel.insert(id, idx);
+        slot.insert(idx);
         if let Some(c) = consumer {
             self.consumer_slab[c].pel.insert(id);
         }
@@ -182,15 +183,18 @@ impl ConsumerGroup {
         r.id
     }
 
-    /// Remove the pending record for `id`, if any.
+    /// Remove the pending record for `id`, if any (one descent of the PEL to find and
+    /// remove it).
     pub fn remove_pending_id(&mut self, id: &StreamId) -> bool {
-        match self.pel_idx(id) {
-            Some(p) => {
-                self.remove_pending(p);
-                true
-            }
-            None => false,
+        let Some(idx) = self.pel.remove(id) else {
+            return false;
+        };
+        self.unlink(idx);
+        let r = self.records.remove(idx);
+        if let Some(c) = r.consumer {
+            self.consumer_slab[c].pel.remove(&r.id);
         }
+        true
     }
 
     /// Give a record to `consumer` (no-op when it owns it already).

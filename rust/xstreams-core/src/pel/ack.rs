@@ -91,9 +91,8 @@ impl GroupMut<'_> {
     /// XACK: drop the pending records of `ids`; how many were pending.
     pub fn ack(&mut self, ids: &[StreamId]) -> u64 {
         let mut acked = 0;
-        for id in ids {
-            if let Some(p) = self.group().pel_idx(id) {
-                self.stream.groups.remove_pending(self.g, p);
+        for &id in ids {
+            if self.stream.groups.remove_pending_id(self.g, id) {
                 acked += 1;
             }
         }

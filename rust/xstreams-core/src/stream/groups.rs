@@ -1,6 +1,6 @@
 //! The consumer groups of a stream and the index of which groups reference which entries.
 
-use std::collections::BTreeMap;
+use std::collections::{btree_map, BTreeMap};
 
 use slab::Slab;
 use smallvec::SmallVec;
@@ -108,12 +108,14 @@ impl Groups {
     }
 
     fn unlink_ref(&mut self, id: StreamId, g: GroupIdx) {
-        if let Some(list) = self.refs.get_mut(&id) {
+        // One descent of the index to find the list and, when emptied, to remove it.
+        if let btree_map::Entry::Occupied(mut e) = self.refs.entry(id) {
+            let list = e.get_mut();
             if let Some(pos) = list.iter().position(|&x| x == g) {
                 list.remove(pos);
             }
             if list.is_empty() {
-                self.refs.remove(&id);
+                e.remove();
             }
         }
     }
@@ -143,6 +145,15 @@ impl Groups {
         let id = self.slab[g].remove_pending(p);
         self.unlink_ref(id, g);
         id
+    }
+
+    /// Remove the pending record of `id` in group `g`, if any (XACK).
+    pub fn remove_pending_id(&mut self, g: GroupIdx, id: StreamId) -> bool {
+        if !self.slab[g].remove_pending_id(&id) {
+            return false;
+        }
+        self.unlink_ref(id, g);
+        true
     }
 
     /// Delete a consumer of group `g`, dropping the references of its pending entries.

@@ -23,8 +23,12 @@ Rows (``run(quick) -> list[dict]``, each with ``bench``, ``method``, ``rows``,
   into ``noop``, the same input read in the same number of micro-batches (rows/s from
   start to the last batch).
 
-Each figure is the best of ``reps`` runs. The machine may be shared: compare figures of
-one run with each other, not across runs.
+The Spark figures: one untimed warm-up round, then ``reps`` rounds that run the
+contenders in turns on the same cached input in one session; each figure is the median,
+with its spread (min-max seconds), the range of the per-round ratios, and the median CPU
+seconds of the Spark JVM and its Python workers (steadier than the wall clock on a shared
+machine). The ``xadd`` rows are the best of ``reps`` runs. The machine may be shared:
+compare figures of one run with each other, not across runs.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,6 +49,8 @@ NOW = 1_700_000_000_000
 # Entries the streaming source row reads (full runs): enough that the query's start (a
 # few seconds) is not the figure.
 N_SOURCE = 3_000_000
+# Measured rounds of the dedup contenders (full runs), after one warm-up round.
+DEDUP_REPS = 5
 
 
 def _best(fn: Callable[[], Any], reps: int, setup: Optional[Callable[[], Any]] = None) -> float:
@@ -57,15 +64,93 @@ def _best(fn: Callable[[], Any], reps: int, setup: Optional[Callable[[], Any]] =
     return best
 
 
-def _best_in_turns(fns: List[Callable[[], Any]], reps: int) -> List[float]:
-    """The best time of each of ``fns`` over ``reps`` rounds that run each once in turn."""
-    best = [float("inf")] * len(fns)
-    for _ in range(reps):
-        for i, fn in enumerate(fns):
-            t0 = time.perf_counter()
+def _tree_cpu() -> Optional[float]:
+    """CPU seconds (user + system, with reaped children) used so far by this process and
+    every process under it -- the Spark JVM and its Python workers -- from ``/proc``;
+    ``None`` where there is no ``/proc``. On a shared machine a method's CPU seconds move
+    much less with the load than its wall clock."""
+    if not os.path.isdir("/proc/self"):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    used: Dict[int, int] = {}
+    children: Dict[int, List[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                stat = f.read()
+        except OSError:  # the process ended meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        # fields[1] is the parent; [11:15] utime, stime, cutime, cstime (clock ticks)
+        used[int(name)] = sum(int(x) for x in fields[11:15])
+        children.setdefault(int(fields[1]), []).append(int(name))
+    total, todo = 0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        total += used.get(pid, 0)
+        todo.extend(children.get(pid, []))
+    return total / tick
+
+
+class Timings:
+    """Wall-clock and CPU seconds of one method over the measured rounds."""
+
+    def __init__(self) -> None:
+        self.wall: List[float] = []
+        self.cpu: List[float] = []
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.wall)
+
+    @property
+    def cpu_median(self) -> Optional[float]:
+        return statistics.median(self.cpu) if self.cpu else None
+
+    def spread(self) -> str:
+        return f"{min(self.wall):.2f}-{max(self.wall):.2f} s"
+
+
+def _in_turns(fns: List[Callable[[], Any]], reps: int, warmup: int = 1) -> List[Timings]:
+    """Each of ``fns`` timed over ``reps`` rounds that run each once in turn, after
+    ``warmup`` untimed rounds (code generation, Python workers, caches). Running them in
+    turns makes a burst of load on a shared machine hit every method, not the reps of one;
+    the per-round ratios then pair runs made seconds apart."""
+    for _ in range(warmup):
+        for fn in fns:
             fn()
-            best[i] = min(best[i], time.perf_counter() - t0)
-    return best
+    out = [Timings() for _ in fns]
+    for _ in range(reps):
+        for fn, t in zip(fns, out):
+            c0 = _tree_cpu()
+            t0 = time.perf_counter()
+            own = fn()
+            # A function that times its own part (a streaming query from its start to
+            # its last row) returns it; CPU seconds cover the whole call.
+            t.wall.append(own if isinstance(own, float) else time.perf_counter() - t0)
+            c1 = _tree_cpu()
+            if c0 is not None and c1 is not None:
+                t.cpu.append(c1 - c0)
+    return out
+
+
+def _ratio_note(peer: Timings, ours: Timings, name: str) -> str:
+    """``peer`` time / ``ours`` (above 1: ours is faster): the ratio of the medians, the
+    range of the per-round ratios, and the ratio of the median CPU seconds."""
+    rounds = [p / o for p, o in zip(peer.wall, ours.wall)]
+    note = f"{peer.median / ours.median:.2f}x {name} (rounds {min(rounds):.2f}-{max(rounds):.2f}x"
+    if peer.cpu_median and ours.cpu_median:
+        note += f", CPU {peer.cpu_median / ours.cpu_median:.2f}x"
+    return note + ")"
+
+
+def _timing_note(t: Timings, what: str = "") -> str:
+    note = f"{what}{', ' if what else ''}median of {len(t.wall)}, {t.spread()}"
+    if t.cpu_median is not None:
+        note += f", CPU {t.cpu_median:.2f} s"
+    return note
 
 
 def _row(bench: str, method: str, rows: int, seconds: float, note: str = "") -> Dict[str, Any]:
@@ -254,16 +339,21 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     def run_scan() -> None:
         noop(df)
 
-    # In turns (scan, dropDuplicates, row_number, dedup, scan, ...), best of reps each: on
-    # a shared machine a burst of load then hits every method, not the reps of one.
-    best = _best_in_turns([run_scan, run_drop, run_row_number, run_dedup], reps)
-    t, t_drop, t_rn = best[0], best[1], best[2]
-    out.append(_row("dedup", "Spark scan of the cached input (noop sink)", rows, t, "floor"))
-    out.append(_row("dedup", "Spark dropDuplicates([pid, iid])", rows, t_drop, "no window"))
-    out.append(_row("dedup", "Spark row_number() over (pid, iid) by ts", rows, t_rn, "flag"))
-    t = best[3]
-    note = f"{t_drop / t:.2f}x dropDuplicates, {t_rn / t:.2f}x row_number"
-    out.append(_row("dedup", "xstreams.spark.dedup (IDMP, 2 s window)", rows, t, note))
+    # One warm-up round, then ``reps`` rounds in turns (scan, dropDuplicates, row_number,
+    # dedup, scan, ...), all on the same cached input in this one session; the figure is
+    # each method's median, with its spread and CPU seconds (JVM + Python workers).
+    scan, drop, rn, ours = _in_turns([run_scan, run_drop, run_row_number, run_dedup], reps)
+    out.append(_row("dedup", "Spark scan of the cached input (noop sink)", rows, scan.median,
+                    _timing_note(scan, "floor")))  # fmt: skip
+    out.append(_row("dedup", "Spark dropDuplicates([pid, iid])", rows, drop.median,
+                    _timing_note(drop, "no window")))  # fmt: skip
+    out.append(_row("dedup", "Spark row_number() over (pid, iid) by ts", rows, rn.median,
+                    _timing_note(rn, "flag")))  # fmt: skip
+    note = "; ".join(
+        [_ratio_note(drop, ours, "dropDuplicates"), _ratio_note(rn, ours, "row_number"),
+         _timing_note(ours)]
+    )  # fmt: skip
+    out.append(_row("dedup", "xstreams.spark.dedup (IDMP, 2 s window)", rows, ours.median, note))
     log(f"dedup: {rows} rows; {note}")
     df.unpersist()
     return out
@@ -302,7 +392,7 @@ def _event_store(path: str, n: int) -> None:
 
 
 def bench_streaming(
-    n: int, log: Callable[[str], None], n_source: Optional[int] = None
+    n: int, log: Callable[[str], None], n_source: Optional[int] = None, reps: int = 3
 ) -> List[Dict[str, Any]]:
     """The streaming source from a store into noop (a store of ``n_source`` entries,
     default ``n``: enough that the query's start is not the figure); the sink with IDMP
@@ -389,17 +479,21 @@ def bench_streaming(
             )
 
         # Each query's first micro-batch pays one-off costs (code generation, Python
-        # workers for its plan, the watermark's state store): run both twice, in turns,
-        # each time on a fresh checkpoint (and sink directory), and keep each one's best.
-        t_wm = t_sink = float("inf")
-        for k in range(2):
-            t_wm = min(t_wm, watermark())
-            dst = os.path.join(work, f"dst-{k}")
-            t_sink = min(t_sink, sink(dst))
+        # workers for its plan, the watermark's state store): one untimed round of both,
+        # then ``reps`` rounds in turns, each run on a fresh checkpoint (and sink
+        # directory); the figure is each one's median.
+        dsts: List[str] = []
+
+        def run_sink() -> float:
+            dsts.append(os.path.join(work, f"dst-{len(dsts)}"))
+            return sink(dsts[-1])
+
+        wm, ours = _in_turns([watermark, run_sink], reps)
+        dst = dsts[-1]
         name = "dropDuplicatesWithinWatermark -> noop"
-        out.append(_row("stream", name, n, t_wm, f"{batches} batches, best of 2"))
-        note = f"{t_wm / t_sink:.2f}x dropDuplicatesWithinWatermark, best of 2"
-        out.append(_row("stream", "xstreams sink (path, IDMP)", n, t_sink, note))
+        out.append(_row("stream", name, n, wm.median, _timing_note(wm, f"{batches} batches")))
+        note = f"{_ratio_note(wm, ours, 'dropDuplicatesWithinWatermark')}; {_timing_note(ours)}"
+        out.append(_row("stream", "xstreams sink (path, IDMP)", n, ours.median, note))
         chk = xstreams.Store(dst, read_only=True)
         kept = chk.execute_command("XLEN", "out")
         chk.close()
@@ -419,8 +513,8 @@ def run(quick: bool = True) -> List[Dict[str, Any]]:
     n_stream = 100_000 if quick else 1_000_000
     rows = bench_xadd(n_xadd, reps, log)
     try:
-        rows += bench_dedup(n_dedup, reps, log)
-        rows += bench_streaming(n_stream, log, None if quick else N_SOURCE)
+        rows += bench_dedup(n_dedup, 2 if quick else DEDUP_REPS, log)
+        rows += bench_streaming(n_stream, log, None if quick else N_SOURCE, 2 if quick else 3)
     except Exception as e:  # pragma: no cover - no Java / pyspark
         log(f"spark rows skipped: {e}")
     return rows
@@ -433,7 +527,7 @@ def run_stream_only(quick: bool, n_source: Optional[int] = None) -> List[Dict[st
         print(f"[bench_spark] {msg}", file=sys.stderr, flush=True)
 
     n_source = n_source or (None if quick else N_SOURCE)
-    return bench_streaming(100_000 if quick else 1_000_000, log, n_source)
+    return bench_streaming(100_000 if quick else 1_000_000, log, n_source, 2 if quick else 3)
 
 
 def run_spark_only(quick: bool, n_source: Optional[int] = None) -> List[Dict[str, Any]]:
@@ -442,9 +536,11 @@ def run_spark_only(quick: bool, n_source: Optional[int] = None) -> List[Dict[str
     def log(msg: str) -> None:
         print(f"[bench_spark] {msg}", file=sys.stderr, flush=True)
 
-    n_dedup, reps, n_stream = (200_000, 2, 100_000) if quick else (2_000_000, 3, 1_000_000)
+    n_dedup, reps, n_stream = (200_000, 2, 100_000) if quick else (2_000_000, DEDUP_REPS, 1_000_000)
     n_source = n_source or (None if quick else N_SOURCE)
-    return bench_dedup(n_dedup, reps, log) + bench_streaming(n_stream, log, n_source)
+    return bench_dedup(n_dedup, reps, log) + bench_streaming(
+        n_stream, log, n_source, 2 if quick else 3
+    )
 
 
 def format_table(rows: List[Dict[str, Any]]) -> str:

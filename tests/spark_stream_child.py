@@ -17,6 +17,8 @@ import sys
 import time
 from typing import Any, Dict, Iterator
 
+from spark_support import use_spark_home
+
 
 class _Slow:
     def __init__(self, seconds: float) -> None:
@@ -53,6 +55,7 @@ def build(spark: Any, cfg: Dict[str, Any]) -> Any:
 
 def session() -> Any:
     os.environ["PYSPARK_PYTHON"] = sys.executable
+    use_spark_home()  # the parent's SPARK_HOME if it set one (inherited), else the same
     from pyspark.sql import SparkSession
 
     spark = (

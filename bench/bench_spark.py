@@ -15,7 +15,9 @@ Rows (``run(quick) -> list[dict]``, each with ``bench``, ``method``, ``rows``,
   vs Spark's ``dropDuplicates(["pid", "iid"])`` on the same cached DataFrame, both
   written to Spark's ``noop`` sink, local[2], 1,000 producers, 10% retried sends; and vs
   a ``row_number()`` over ``(pid, iid)`` ordered by time as a duplicate flag. Different
-  questions (no time window, size limit or entry IDs), same data and cluster.
+  questions (no time window, size limit or entry IDs), same data and cluster. Two
+  floors: a scan of the cached input, and dedup's own plan with an identity function
+  (``repartition(pid)`` + ``mapInArrow`` returning its input).
 * ``stream``: the streaming source reading a compacted store of 3,000,000 entries
   (``--source-rows``) into ``noop`` (one trigger; wall clock including the query's
   start, and the rate inside the micro-batch); the streaming sink with IDMP options (into
@@ -339,19 +341,31 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     def run_scan() -> None:
         noop(df)
 
+    def identity(batches: Any) -> Any:  # nested: cloudpickle sends it by value
+        yield from batches
+
+    def run_identity() -> None:
+        noop(df.repartition("pid").mapInArrow(identity, df.schema))
+
     # One warm-up round, then ``reps`` rounds in turns (scan, dropDuplicates, row_number,
     # dedup, scan, ...), all on the same cached input in this one session; the figure is
     # each method's median, with its spread and CPU seconds (JVM + Python workers).
-    scan, drop, rn, ours = _in_turns([run_scan, run_drop, run_row_number, run_dedup], reps)
+    scan, ident, drop, rn, ours = _in_turns(
+        [run_scan, run_identity, run_drop, run_row_number, run_dedup], reps
+    )
     out.append(_row("dedup", "Spark scan of the cached input (noop sink)", rows, scan.median,
                     _timing_note(scan, "floor")))  # fmt: skip
+    # dedup's plan without the dedup: the shuffle and the Arrow round trip to a Python
+    # worker that returns its input.
+    out.append(_row("dedup", "repartition(pid) + identity mapInArrow", rows, ident.median,
+                    _timing_note(ident, "floor of dedup's plan")))  # fmt: skip
     out.append(_row("dedup", "Spark dropDuplicates([pid, iid])", rows, drop.median,
                     _timing_note(drop, "no window")))  # fmt: skip
     out.append(_row("dedup", "Spark row_number() over (pid, iid) by ts", rows, rn.median,
                     _timing_note(rn, "flag")))  # fmt: skip
     note = "; ".join(
         [_ratio_note(drop, ours, "dropDuplicates"), _ratio_note(rn, ours, "row_number"),
-         _timing_note(ours)]
+         _timing_note(ours), f"floor/dedup {ident.median / ours.median:.2f}"]
     )  # fmt: skip
     out.append(_row("dedup", "xstreams.spark.dedup (IDMP, 2 s window)", rows, ours.median, note))
     log(f"dedup: {rows} rows; {note}")

@@ -11,8 +11,11 @@ after the other under a varying load compare fairly; the table stage of ``run.py
 - ``raw``: the same through ``Store.execute_command``;
 - ``readack``: XREADGROUP COUNT 100 + XACK of the 100 IDs, on 100,000 entries of 64 B;
 - ``pipeline``: 100 ``Pipeline.xadd`` then ``execute()``, per entry;
-- ``burner``: burner-redis's ``await db.xadd(...)`` per entry (when installed), beside
-  ``xadd`` in the same process: their ratio.
+- ``xpending`` / ``xpending_range``: the summary and ``<start> + 100`` of a PEL of
+  100,000 entries, beside the same through ``Store.execute_command``: their ratio;
+- ``burner``: burner-redis's ``await db.xadd(...)`` per entry and its XREADGROUP COUNT 100
+  + XACK cycle (when installed), beside ``xadd`` and ``readack`` in the same process:
+  their ratios.
 """
 
 from __future__ import annotations
@@ -78,6 +81,35 @@ def main() -> None:
     print(f"raw       {best(raw, N) * 1e9:9.1f} ns per call")
     print(f"readack   {best(readack, 2_000) * 1e6:9.2f} us per cycle")
     print(f"pipeline  {best(pipeline, N) * 1e9:9.1f} ns per entry")
+
+    store.execute_command(b"XGROUP", b"CREATE", b"rd", b"pe", b"0")
+    store.execute_command(b"XREADGROUP", b"GROUP", b"pe", b"c1", b"STREAMS", b"rd", b">")
+    starts = [b"%d-0" % (1 + i * 7919 % (N - 100)) for i in range(1024)]
+
+    def xpending(_off: int) -> None:
+        pending = r.xpending
+        for _ in range(N // 10):
+            pending(b"rd", b"pe")
+
+    def raw_xpending(_off: int) -> None:
+        ex = store.execute_command
+        for _ in range(N // 10):
+            ex(b"XPENDING", b"rd", b"pe")
+
+    def xpending_range(off: int) -> None:
+        pr = r.xpending_range
+        for i in range(off, off + 2_000):
+            pr(b"rd", b"pe", starts[i & 1023], b"+", 100)
+
+    def raw_xpending_range(off: int) -> None:
+        ex = store.execute_command
+        for i in range(off, off + 2_000):
+            ex(b"XPENDING", b"rd", b"pe", starts[i & 1023], b"+", b"100")
+
+    a, b = best(xpending, N // 10), best(raw_xpending, N // 10)
+    print(f"xpending  {a * 1e9:9.1f} ns per call; {b / a:.2f}x the raw rate")
+    a, b = best(xpending_range, 2_000), best(raw_xpending_range, 2_000)
+    print(f"xpending_range {a * 1e6:6.2f} us per call; {b / a:.2f}x the raw rate")
     try:
         import burner_redis
     except ImportError:
@@ -96,6 +128,31 @@ def main() -> None:
 
     b, c = best(burner, N), best(xadd, N)
     print(f"burner    {b * 1e9:9.1f} ns per call; xstreams.Redis.xadd {b / c:.2f}x its rate")
+
+    async def fill() -> None:
+        for i in range(1, N + 1):
+            await db.xadd(b"brd", {b"f": value}, id=f"{i}-0")
+        await db.xgroup_create(b"brd", "g", id="0")
+
+    loop.run_until_complete(fill())
+
+    def burner_readack(_off: int) -> None:
+        async def go() -> None:
+            for _ in range(2_000):
+                got = await db.xreadgroup("g", "c1", {b"brd": ">"}, count=100)
+                if not got:
+                    await db.xgroup_destroy(b"brd", "g")
+                    await db.xgroup_create(b"brd", "g", id="0")
+                    continue
+                first = next(iter(got.values())) if isinstance(got, dict) else got[0][1]
+                if first and isinstance(first[0], list):
+                    first = first[0]
+                await db.xack(b"brd", "g", *[e[0] for e in first])
+
+        loop.run_until_complete(go())
+
+    b, c = best(burner_readack, 2_000), best(readack, 2_000)
+    print(f"burner readack {b * 1e6:6.2f} us per cycle; xstreams.Redis {b / c:.2f}x its rate")
 
 
 if __name__ == "__main__":

@@ -297,6 +297,9 @@ def _spark() -> Any:
         SparkSession.builder.master("local[2]")
         .appName("xstreams-bench")
         .config("spark.sql.shuffle.partitions", "4")
+        # Spark's default 1 GB driver heap ran out in the sink's first micro-batch after
+        # the dedup rounds (its 250,000 rows pass through the driver); for every contender.
+        .config("spark.driver.memory", "2g")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()

@@ -88,6 +88,26 @@ impl Producer {
         });
     }
 
+    /// Record a new IID (absent before) and evict the oldest if the producer now holds
+    /// more than `maxsize`; returns whether one was evicted.
+    fn record(&mut self, iid: &[u8], id: StreamId, maxsize: u64) -> bool {
+        // A producer never holds more than maxsize + 1 IIDs (for a moment): stop the FIFO's
+        // doubling there instead of allocating up to twice that.
+        let (len, cap) = (self.fifo.len(), self.fifo.capacity());
+        let bound = usize::try_from(maxsize)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1);
+        if len == cap && cap.saturating_mul(2) > bound && bound > len {
+            self.fifo.reserve_exact(bound - len);
+        }
+        self.insert(iid, id);
+        if self.len() as u64 > maxsize {
+            self.pop_oldest();
+            return true;
+        }
+        false
+    }
+
     /// Drop the oldest IID.
     pub fn pop_oldest(&mut self) {
         if let Some(e) = self.fifo.pop_front() {
@@ -187,29 +207,35 @@ impl IdmpState {
         true
     }
 
+    /// [`IdmpState::ensure_producer`] then [`IdmpState::lookup`] in one walk of the
+    /// producer map: whether the producer was created, and the stream ID recorded for
+    /// `(pid, iid)`.
+    pub fn ensure_and_lookup(&mut self, pid: &[u8], iid: &[u8]) -> (bool, Option<StreamId>) {
+        if let Some(p) = self.producers.get(pid) {
+            return (false, p.lookup(iid));
+        }
+        self.producers.insert(pid.to_vec(), Producer::default());
+        (true, None)
+    }
+
     /// Record `(pid, iid) -> id` (absent before), counting it in `iids_added` and evicting
     /// the producer's oldest IID if it now exceeds `maxsize`.
     pub fn insert(&mut self, pid: &[u8], iid: &[u8], id: StreamId) {
         let maxsize = self.maxsize;
         self.tracked = true;
-        if !self.producers.contains_key(pid) {
-            self.producers.insert(pid.to_vec(), Producer::default());
-        }
-        let p = self.producers.get_mut(pid).expect("producer present");
-        // A producer never holds more than maxsize + 1 IIDs (for a moment): stop the FIFO's
-        // doubling there instead of allocating up to twice that.
-        let (len, cap) = (p.fifo.len(), p.fifo.capacity());
-        let bound = usize::try_from(maxsize)
-            .unwrap_or(usize::MAX)
-            .saturating_add(1);
-        if len == cap && cap.saturating_mul(2) > bound && bound > len {
-            p.fifo.reserve_exact(bound - len);
-        }
-        p.insert(iid, id);
+        // One walk of the producer map when the producer exists (as after XADD's lookup).
+        let evicted = match self.producers.get_mut(pid) {
+            Some(p) => p.record(iid, id, maxsize),
+            None => {
+                let mut p = Producer::default();
+                let evicted = p.record(iid, id, maxsize);
+                self.producers.insert(pid.to_vec(), p);
+                evicted
+            }
+        };
         self.iids_tracked += 1;
         self.iids_added += 1;
-        if p.len() as u64 > maxsize {
-            p.pop_oldest();
+        if evicted {
             self.iids_tracked -= 1;
         }
     }

@@ -358,7 +358,6 @@ fn execute(ctx: &mut Ctx<'_>, a: &XaddArgs<'_>) -> CmdResult<Option<Executed>> {
     if let Some((pid, iid)) = a.idmp {
         // Nothing expires here: as in redis-server, expired IIDs stay until the periodic
         // sweep (Keyspace::cron) drops them.
-        new_producer = s.idmp.ensure_producer(pid);
         let iid = match iid {
             Some(i) => i,
             None => {
@@ -366,7 +365,9 @@ fn execute(ctx: &mut Ctx<'_>, a: &XaddArgs<'_>) -> CmdResult<Option<Executed>> {
                 &auto
             }
         };
-        if let Some(orig) = s.idmp.lookup(pid, iid) {
+        let (created, recorded) = s.idmp.ensure_and_lookup(pid, iid);
+        new_producer = created;
+        if let Some(orig) = recorded {
             s.idmp.iids_duplicates += 1;
             ctx.dirty += 1;
             return Ok(Some(Executed {

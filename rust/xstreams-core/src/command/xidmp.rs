@@ -144,8 +144,7 @@ pub fn xidmprecord(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     if !s.contains(id) {
         return Err(CmdError::xidmprecord_no_message());
     }
-    let _ = s.idmp.ensure_producer(pid);
-    match s.idmp.lookup(pid, iid) {
+    match s.idmp.ensure_and_lookup(pid, iid).1 {
         Some(existing) if existing == id => return Ok(Reply::ok()),
         Some(_) => return Err(CmdError::xidmprecord_conflict()),
         None => {}

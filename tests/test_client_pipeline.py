@@ -8,6 +8,7 @@ and raised errors must be the same.
 from __future__ import annotations
 
 import pytest
+import xstreams
 from client_support.compare import compare
 from xstreams.client import Pipeline, Redis
 from xstreams.exceptions import DataError, XStreamsError
@@ -68,6 +69,39 @@ def test_results_and_callbacks(check, transaction):
         return pipe.execute()
 
     check([scenario], setup=SETUP)
+
+
+def test_natively_queued_xack_xdel(check, transaction):
+    def scenario(r):
+        pipe = r.pipeline(transaction=transaction)
+        pipe.xreadgroup("g", "c1", {"s": ">"})
+        assert pipe.xack("s", "g", "1-1", b"2-1", "9-9") is pipe
+        assert pipe.xack("s", "nope", "1-1").xack("missing", "g", "1-1") is pipe
+        assert pipe.xdel("s", "1-1", b"7-7").xdel("missing", "1-1") is pipe
+        pipe.xpending("s", "g").xlen("s")
+        return pipe.execute()
+
+    check([scenario], setup=SETUP)
+
+
+def test_native_queueing_stacks_what_the_python_methods_stack():
+    from xstreams.client import _PythonCommands
+
+    r = Redis(store=xstreams.Store())
+    native = r.pipeline().xack("s", "g", "1-1", b"2-1", 3).xdel("s", "1-1").xdel("s")
+    python = r.pipeline()
+    _PythonCommands.xack(python, "s", "g", "1-1", b"2-1", 3)
+    _PythonCommands.xdel(python, "s", "1-1")
+    _PythonCommands.xdel(python, "s")
+    assert native.command_stack == python.command_stack
+
+    # While watching (before MULTI) a command runs at once, as in the Python method.
+    r.xadd("s", {"f": "v"}, id="1-1")
+    with r.pipeline() as pipe:
+        pipe.watch("s")
+        assert pipe.xack("s", "g", "1-1") == 0
+        assert pipe.xdel("s", "1-1") == 1
+        assert pipe.command_stack == []
 
 
 def test_exec_time_errors(check, transaction):

@@ -75,13 +75,20 @@ fn summary_obj(py: Python<'_>, s: &PendingSummary, decode: bool) -> PyResult<Py<
 /// redis-py's `_parse_xpending_range` of the extended form's rows.
 fn rows_obj(py: Python<'_>, rows: &[PendingRow], decode: bool) -> PyResult<Py<PyAny>> {
     let out = PyList::empty(py);
+    // Rows of one consumer in a row share its name's object (equal, immutable values).
+    let mut last: Option<(&[u8], Py<PyAny>)> = None;
     for r in rows {
         let d = PyDict::new(py);
         d.set_item(intern!(py, "message_id"), id_obj(py, r.id, decode))?;
-        d.set_item(
-            intern!(py, "consumer"),
-            crate::client::text(py, &r.consumer, decode)?,
-        )?;
+        let consumer = match &last {
+            Some((name, obj)) if *name == r.consumer.as_slice() => obj.clone_ref(py),
+            _ => {
+                let obj = crate::client::text(py, &r.consumer, decode)?;
+                last = Some((&r.consumer, obj.clone_ref(py)));
+                obj
+            }
+        };
+        d.set_item(intern!(py, "consumer"), consumer)?;
         d.set_item(intern!(py, "time_since_delivered"), r.idle)?;
         d.set_item(intern!(py, "times_delivered"), r.delivery_count)?;
         out.append(d)?;

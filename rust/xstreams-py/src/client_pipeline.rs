@@ -5,7 +5,8 @@
 //! returns it: the stream commands the client's native methods cover are converted here,
 //! every other reply goes through the client's `_parse` (decoding and its response
 //! callback), exactly as the Python path does. A failed command's slot holds its exception.
-//! `_NativePipeline`, the base class of `Pipeline`, queues the common XADD from Rust.
+//! `_NativePipeline`, the base class of `Pipeline`, queues the common XADD, XACK and XDEL
+//! from Rust.
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -156,7 +157,8 @@ impl NativeClient {
 /// Base class of `xstreams.Pipeline` whose `xadd` queues the common call (a non-empty
 /// dict, no option) from Rust: the same `(("XADD", name, "*", field, value, ...), {})`
 /// stack entry the Python method queues through `Pipeline.execute_command`, without the
-/// Python frame and argument list. Any other call, a pipeline running commands at once
+/// Python frame and argument list; `xack` and `xdel` likewise queue
+/// `(("XACK", name, group, *ids), {})` and `(("XDEL", name, *ids), {})`. Any other call, a pipeline running commands at once
 /// (watching, before MULTI) and a subclass with its own `execute_command` take the Python
 /// method.
 #[pyclass(
@@ -221,11 +223,7 @@ impl NativePipeline {
                     argv.push(k);
                     argv.push(v);
                 }
-                let entry = (PyTuple::new(py, argv)?, PyDict::new(py));
-                slf.getattr(intern!(py, "command_stack"))?
-                    .cast_into::<PyList>()?
-                    .append(entry)?;
-                return Ok(slf.clone().into_any().unbind());
+                return queue(slf, argv);
             }
         }
         let mut all = vec![slf.clone().into_any(), name.clone(), fields.clone()];
@@ -234,4 +232,66 @@ impl NativePipeline {
             .call(PyTuple::new(py, all)?, kwargs)
             .map(Bound::unbind)
     }
+
+    /// Queue an XACK (redis-py's ``xack``); returns the pipeline.
+    #[pyo3(signature = (name, groupname, *ids))]
+    fn xack(
+        slf: &Bound<'_, Self>,
+        name: &Bound<'_, PyAny>,
+        groupname: &Bound<'_, PyAny>,
+        ids: &Bound<'_, PyTuple>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let mut argv = Vec::with_capacity(3 + ids.len());
+        argv.extend([
+            intern!(py, "XACK").clone().into_any(),
+            name.clone(),
+            groupname.clone(),
+        ]);
+        argv.extend(ids.iter());
+        queue_or_call(slf, "xack", argv)
+    }
+
+    /// Queue an XDEL (redis-py's ``xdel``); returns the pipeline.
+    #[pyo3(signature = (name, *ids))]
+    fn xdel(
+        slf: &Bound<'_, Self>,
+        name: &Bound<'_, PyAny>,
+        ids: &Bound<'_, PyTuple>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let mut argv = Vec::with_capacity(2 + ids.len());
+        argv.extend([intern!(py, "XDEL").clone().into_any(), name.clone()]);
+        argv.extend(ids.iter());
+        queue_or_call(slf, "xdel", argv)
+    }
+}
+
+/// Append `(argv, {})` to the pipeline's command stack, as `pipeline_execute_command`
+/// does; returns the pipeline.
+fn queue(slf: &Bound<'_, NativePipeline>, argv: Vec<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    let py = slf.py();
+    let entry = (PyTuple::new(py, argv)?, PyDict::new(py));
+    slf.getattr(intern!(py, "command_stack"))?
+        .cast_into::<PyList>()?
+        .append(entry)?;
+    Ok(slf.clone().into_any().unbind())
+}
+
+/// Queue `argv` (the command the Python method `method` would pass to
+/// `execute_command`, with no options) when the pipeline queues directly; otherwise
+/// call the Python method with the same arguments.
+fn queue_or_call(
+    slf: &Bound<'_, NativePipeline>,
+    method: &str,
+    argv: Vec<Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    if queues_directly(slf)? {
+        return queue(slf, argv);
+    }
+    let mut all = vec![slf.clone().into_any()];
+    all.extend(argv.into_iter().skip(1));
+    fallback(slf.py(), method)?
+        .call1(PyTuple::new(slf.py(), all)?)
+        .map(Bound::unbind)
 }

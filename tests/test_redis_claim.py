@@ -30,26 +30,16 @@ replicated correctly", "XREADGROUP propagates new consumer to replica".
 
 from __future__ import annotations
 
-import pytest
 from support_claim import claim_read, setup_read, x
 from support_streams import (
     add_entries,
     error_of,
     ids_of,
-    new_store,
     pending,
     pending_count,
     xinfo_consumers,
     xinfo_groups,
 )
-
-
-@pytest.fixture
-def s():
-    store = new_store()
-    yield store
-    store.validate()
-
 
 # --- reply shape ---------------------------------------------------------------------
 

@@ -9,16 +9,7 @@ from support_claim import claim_read, setup_read, x
 from support_streams import (
     LLONG_MAX,
     error_of,
-    new_store,
 )
-
-
-@pytest.fixture
-def s():
-    store = new_store()
-    yield store
-    store.validate()
-
 
 # --- min-idle-time values ------------------------------------------------------------
 

@@ -20,14 +20,6 @@ from support_streams import (
     read_all,
 )
 
-
-@pytest.fixture
-def s():
-    store = new_store()
-    yield store
-    store.validate()
-
-
 # --- BLOCK ---------------------------------------------------------------------------
 
 

@@ -5,7 +5,6 @@ overview is in test_redis_claim.py."""
 
 from __future__ import annotations
 
-import pytest
 from support_claim import claim_read, setup_read, x
 from support_streams import (
     LLONG_MAX,
@@ -17,14 +16,6 @@ from support_streams import (
     read_all,
     xinfo_groups,
 )
-
-
-@pytest.fixture
-def s():
-    store = new_store()
-    yield store
-    store.validate()
-
 
 # --- interplay with the history form, XACK, XCLAIM -----------------------------------
 

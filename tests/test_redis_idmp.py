@@ -53,16 +53,7 @@ from support_streams import (
     MAX_ID,
     NOW,
     error_of,
-    new_store,
 )
-
-
-@pytest.fixture
-def s():
-    store = new_store()
-    yield store
-    store.validate()
-
 
 # --- syntax --------------------------------------------------------------------------
 

@@ -6,20 +6,10 @@ The family's overview is in test_redis_idmp.py."""
 
 from __future__ import annotations
 
-import pytest
 from support_idmp import counters, idmp, nid, x, xlen
 from support_streams import (
     NOW,
-    new_store,
 )
-
-
-@pytest.fixture
-def s():
-    store = new_store()
-    yield store
-    store.validate()
-
 
 # --- expiry --------------------------------------------------------------------------
 

@@ -6,21 +6,11 @@ in test_redis_idmp.py."""
 
 from __future__ import annotations
 
-import pytest
 from support_idmp import auto, counters, idmp, nid, x
 from support_streams import (
-    new_store,
     xinfo_full,
     xinfo_stream,
 )
-
-
-@pytest.fixture
-def s():
-    store = new_store()
-    yield store
-    store.validate()
-
 
 # --- XINFO STREAM counters -----------------------------------------------------------
 

@@ -11,16 +11,7 @@ import xstreams
 from support_idmp import auto, counters, idmp, nid, x, xlen
 from support_streams import (
     error_of,
-    new_store,
 )
-
-
-@pytest.fixture
-def s():
-    store = new_store()
-    yield store
-    store.validate()
-
 
 # --- IDMPAUTO ------------------------------------------------------------------------
 

@@ -40,13 +40,6 @@ from support_streams import (
 )
 
 
-@pytest.fixture
-def s():
-    store = new_store()
-    yield store
-    store.validate()
-
-
 def x(store, *args, **kw):
     return store.execute_command(*args, **kw)
 

@@ -15,14 +15,6 @@ from support_streams import (
     xinfo_stream,
 )
 
-
-@pytest.fixture
-def s():
-    store = new_store()
-    yield store
-    store.validate()
-
-
 # --- XCFGSET -------------------------------------------------------------------------
 
 

@@ -8,16 +8,7 @@ import pytest
 from support_idmp import counters, idmp, nid, x, xlen
 from support_streams import (
     error_of,
-    new_store,
 )
-
-
-@pytest.fixture
-def s():
-    store = new_store()
-    yield store
-    store.validate()
-
 
 # --- XIDMPRECORD ---------------------------------------------------------------------
 

@@ -503,6 +503,7 @@ fn serve(
             }
             continue;
         }
+        let record = ctx.recording();
         let s = ctx.stream(key)?.expect("stream exists");
         let mut dirty = 0u64;
         let mut events: Vec<PelEvent> = Vec::new();
@@ -515,6 +516,7 @@ fn serve(
             c,
             count: o.count,
             now,
+            record,
             dirty: &mut dirty,
             events: &mut events,
             budget: &mut budget,

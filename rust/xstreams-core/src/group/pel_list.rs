@@ -106,9 +106,21 @@ impl ConsumerGroup {
         consumer: Option<ConsumerIdx>,
         now: i64,
     ) -> Option<PelIdx> {
-        // One descent of the PEL for both the check and the insertion.
-        let std::collections::btree_map::Entry::Vacant(slot) = self.pel.entry(id) else {
-            return None;
+        self.add_or_find_pending(id, consumer, now).ok()
+    }
+
+    /// [`ConsumerGroup::add_pending`], or `Err` with the record of `id` when it is
+    /// pending already (left unchanged): one descent of the PEL for the lookup and the
+    /// insertion.
+    pub fn add_or_find_pending(
+        &mut self,
+        id: StreamId,
+        consumer: Option<ConsumerIdx>,
+        now: i64,
+    ) -> Result<PelIdx, PelIdx> {
+        let slot = match self.pel.entry(id) {
+            std::collections::btree_map::Entry::Vacant(slot) => slot,
+            std::collections::btree_map::Entry::Occupied(e) => return Err(*e.get()),
         };
         let idx = self.records.insert(PendingEntry {
             id,
@@ -128,7 +140,7 @@ impl ConsumerGroup {
         if self.out_of_order(idx) {
             self.time_sorted = false;
         }
-        Some(idx)
+        Ok(idx)
     }
 
     /// Is the record earlier in time than its predecessor (outside the NACK zone)?

@@ -8,11 +8,14 @@ use crate::read::{Budget, ReadSink};
 use crate::stream::{RangeIter, Stream};
 
 /// One delivery in progress: the consumer, the per-stream COUNT (0: none), the command
-/// time, and what it changed, records and may still serve.
+/// time, whether the log wants its events, and what it changed, records and may still
+/// serve.
 pub(crate) struct Delivery<'d> {
     pub c: ConsumerIdx,
     pub count: u64,
     pub now: i64,
+    /// Record [`PelEvent`]s (only a recorded session reproduces them).
+    pub record: bool,
     pub dirty: &'d mut u64,
     pub events: &'d mut Vec<PelEvent>,
     pub budget: &'d mut Budget,
@@ -20,6 +23,9 @@ pub(crate) struct Delivery<'d> {
 
 impl Delivery<'_> {
     fn delivered(&mut self, id: StreamId, count: u64, force: bool, to_tail: bool) {
+        if !self.record {
+            return;
+        }
         self.events.push(PelEvent::Delivered(Delivered {
             id,
             time: self.now,
@@ -224,13 +230,9 @@ impl GroupMut<'_> {
             served += 1;
             if !noack {
                 let mut to_tail = false;
-                match groups.get(g).pel_idx(&id) {
-                    None => {
-                        if let Some(p) = groups.add_pending(g, id, Some(c), now) {
-                            to_tail = groups.get(g).out_of_order(p);
-                        }
-                    }
-                    Some(p) => {
+                match groups.add_or_find_pending(g, id, Some(c), now) {
+                    Ok(p) => to_tail = groups.get(g).out_of_order(p),
+                    Err(p) => {
                         let cg = groups.get_mut(g);
                         cg.set_owner(p, c);
                         cg.set_delivery_count(p, 1);

@@ -1,4 +1,12 @@
 //! The consumer groups of a stream and the index of which groups reference which entries.
+//!
+//! Whether an entry is pending in some group (XADD/XTRIM/XDELEX/XACKDEL's ACKED policy) and
+//! in which ones (DELREF) can be answered by asking each group's PEL. With few groups that
+//! is what happens: a delivery then updates two B-trees (the group's PEL and the
+//! consumer's), not three. Above [`INDEXED_GROUPS`] groups the stream keeps an index from
+//! entry ID to the groups holding it (as redis-server's `cgroups_ref` does), so those
+//! questions cost one lookup however many groups there are; it is built when the group
+//! count goes above the threshold and dropped when it falls back.
 
 use std::collections::{btree_map, BTreeMap};
 
@@ -10,13 +18,18 @@ use crate::id::StreamId;
 
 use super::GroupIdx;
 
+/// Above this many groups the stream keeps the index of which groups hold which entries.
+pub const INDEXED_GROUPS: usize = 4;
+
 /// The consumer groups of a stream and the reference index used by ACKED/DELREF.
 #[derive(Clone, Debug, Default)]
 pub struct Groups {
     by_name: BTreeMap<Vec<u8>, GroupIdx>,
     slab: Slab<ConsumerGroup>,
-    /// Entry ID -> groups whose PEL holds it.
+    /// Entry ID -> groups whose PEL holds it; kept only with more than
+    /// [`INDEXED_GROUPS`] groups (`indexed`), empty otherwise.
     refs: BTreeMap<StreamId, SmallVec<[GroupIdx; 2]>>,
+    indexed: bool,
     /// Cached minimum of the groups' last-delivered IDs (lazily recomputed).
     min_last_id: StreamId,
     min_valid: bool,
@@ -71,14 +84,35 @@ impl Groups {
             .insert(ConsumerGroup::new(StreamId::MIN, entries_read));
         self.by_name.insert(name.to_vec(), g);
         self.set_last_id(g, last_id);
+        self.reindex();
         Some(g)
+    }
+
+    /// Build or drop the reference index when the group count crossed
+    /// [`INDEXED_GROUPS`].
+    fn reindex(&mut self) {
+        let want = self.slab.len() > INDEXED_GROUPS;
+        if want == self.indexed {
+            return;
+        }
+        self.indexed = want;
+        self.refs.clear();
+        if want {
+            for (g, cg) in &self.slab {
+                for id in cg.pending_ids() {
+                    self.refs.entry(id).or_default().push(g);
+                }
+            }
+        }
     }
 
     /// Destroy a group, dropping its references.
     pub fn destroy(&mut self, g: GroupIdx) {
-        let ids: Vec<StreamId> = self.slab[g].pending_ids().collect();
-        for id in ids {
-            self.unlink_ref(id, g);
+        if self.indexed {
+            let ids: Vec<StreamId> = self.slab[g].pending_ids().collect();
+            for id in ids {
+                self.unlink_ref(id, g);
+            }
         }
         if self.min_valid && self.min_last_id == self.slab[g].last_id {
             self.min_valid = false;
@@ -92,6 +126,7 @@ impl Groups {
             self.by_name.remove(&n);
         }
         self.slab.remove(g);
+        self.reindex();
     }
 
     /// Set a group's last-delivered ID, invalidating the cached minimum when needed.
@@ -104,10 +139,15 @@ impl Groups {
     }
 
     fn link_ref(&mut self, id: StreamId, g: GroupIdx) {
-        self.refs.entry(id).or_default().push(g);
+        if self.indexed {
+            self.refs.entry(id).or_default().push(g);
+        }
     }
 
     fn unlink_ref(&mut self, id: StreamId, g: GroupIdx) {
+        if !self.indexed {
+            return;
+        }
         // One descent of the index to find the list and, when emptied, to remove it.
         if let btree_map::Entry::Occupied(mut e) = self.refs.entry(id) {
             let list = e.get_mut();
@@ -131,6 +171,20 @@ impl Groups {
         let p = self.slab[g].add_pending(id, consumer, now)?;
         self.link_ref(id, g);
         Some(p)
+    }
+
+    /// [`Groups::add_pending`], or `Err` with the record of `id` in group `g` when it is
+    /// pending there already (left unchanged).
+    pub fn add_or_find_pending(
+        &mut self,
+        g: GroupIdx,
+        id: StreamId,
+        consumer: Option<ConsumerIdx>,
+        now: i64,
+    ) -> Result<PelIdx, PelIdx> {
+        let p = self.slab[g].add_or_find_pending(id, consumer, now)?;
+        self.link_ref(id, g);
+        Ok(p)
     }
 
     /// New unowned record in the NACK zone of group `g`.
@@ -184,12 +238,21 @@ impl Groups {
         if self.min_last_id < id {
             return true;
         }
-        self.refs.contains_key(&id)
+        if self.indexed {
+            return self.refs.contains_key(&id);
+        }
+        self.slab.iter().any(|(_, cg)| cg.pel_idx(&id).is_some())
     }
 
     /// Remove every group's pending record for `id` (DELREF); returns how many.
     pub fn cleanup_entry_refs(&mut self, id: StreamId) -> usize {
         let mut n = 0;
+        if !self.indexed {
+            for (_, cg) in self.slab.iter_mut() {
+                n += usize::from(cg.remove_pending_id(&id));
+            }
+            return n;
+        }
         if let Some(list) = self.refs.remove(&id) {
             for g in list {
                 let cg = &mut self.slab[g];
@@ -215,13 +278,27 @@ impl Groups {
             for id in ids {
                 out.link_ref(id, g);
             }
+            out.reindex();
         }
         Ok(out)
     }
 
-    /// Groups referencing `id` (for tests and validation).
-    pub fn refs_of(&self, id: &StreamId) -> &[GroupIdx] {
-        self.refs.get(id).map(|v| v.as_slice()).unwrap_or(&[])
+    /// Groups referencing `id` (for tests and validation): from the index when there is
+    /// one, else asking each group's PEL.
+    pub fn refs_of(&self, id: &StreamId) -> SmallVec<[GroupIdx; 2]> {
+        if self.indexed {
+            return self.refs.get(id).cloned().unwrap_or_default();
+        }
+        self.slab
+            .iter()
+            .filter(|(_, cg)| cg.pel_idx(id).is_some())
+            .map(|(g, _)| g)
+            .collect()
+    }
+
+    /// Is the reference index kept (more than [`INDEXED_GROUPS`] groups)?
+    pub fn is_indexed(&self) -> bool {
+        self.indexed
     }
 
     pub(super) fn validate(&self) -> Result<(), String> {
@@ -232,14 +309,25 @@ impl Groups {
                 expected.entry(id).or_default().push(g);
             }
         }
-        if expected.len() != self.refs.len() {
+        if self.indexed != (self.slab.len() > INDEXED_GROUPS) {
+            return Err(format!(
+                "refs index kept: {} with {} groups",
+                self.indexed,
+                self.slab.len()
+            ));
+        }
+        if !self.indexed {
+            if !self.refs.is_empty() {
+                return Err("refs index not kept but not empty".into());
+            }
+        } else if expected.len() != self.refs.len() {
             return Err(format!(
                 "refs index has {} ids, PELs {}",
                 self.refs.len(),
                 expected.len()
             ));
         }
-        for (id, gs) in &expected {
+        for (id, gs) in expected.iter().filter(|_| self.indexed) {
             let mut have: Vec<GroupIdx> = self.refs_of(id).to_vec();
             have.sort_unstable();
             if &have != gs {
@@ -261,5 +349,105 @@ impl Groups {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The groups holding `id`, asked of every PEL (the model of the index).
+    fn holders(gs: &Groups, id: StreamId) -> Vec<GroupIdx> {
+        let mut v: Vec<GroupIdx> = gs
+            .iter()
+            .filter(|(_, _, cg)| cg.pel_idx(&id).is_some())
+            .map(|(_, g, _)| g)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    fn check(gs: &mut Groups, ids: u64) {
+        gs.validate().unwrap();
+        assert_eq!(gs.is_indexed(), gs.len() > INDEXED_GROUPS);
+        for i in 0..ids {
+            let id = StreamId::new(i, 0);
+            let want = holders(gs, id);
+            let mut have = gs.refs_of(&id).to_vec();
+            have.sort_unstable();
+            assert_eq!(have, want, "refs_of({id}) with {} groups", gs.len());
+            // Every group has read everything: only the PELs keep an entry referenced.
+            assert_eq!(gs.entry_is_referenced(id), !want.is_empty());
+        }
+        // A snapshot's groups give the same answers.
+        let restored = Groups::restore(
+            gs.iter()
+                .map(|(n, _, cg)| (n.to_vec(), cg.clone()))
+                .collect(),
+        )
+        .unwrap();
+        restored.validate().unwrap();
+        assert_eq!(restored.is_indexed(), gs.is_indexed());
+        for i in 0..ids {
+            let id = StreamId::new(i, 0);
+            let mut have = restored.refs_of(&id).to_vec();
+            have.sort_unstable();
+            assert_eq!(have, holders(&restored, id));
+        }
+    }
+
+    /// The answers are the same with and without the index, across the group counts
+    /// where it is built and dropped, through deliveries, acks, DELREF cleanups,
+    /// deleted consumers and destroyed groups.
+    #[test]
+    fn reference_answers_do_not_depend_on_the_index() {
+        const IDS: u64 = 40;
+        let mut gs = Groups::default();
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let mut names = Vec::new();
+        let step = |gs: &mut Groups, next: &mut dyn FnMut(u64) -> u64| {
+            let live: Vec<GroupIdx> = gs.iter().map(|(_, g, _)| g).collect();
+            for _ in 0..30 {
+                let g = live[next(live.len() as u64) as usize];
+                let id = StreamId::new(next(IDS), 0);
+                match next(4) {
+                    0 | 1 => {
+                        let c = gs.get_mut(g).create_consumer(b"c", 0);
+                        let c = c.or_else(|| gs.get(g).consumer_idx(b"c"));
+                        let _ = gs.add_or_find_pending(g, id, c, 1);
+                    }
+                    2 => {
+                        gs.remove_pending_id(g, id);
+                    }
+                    _ => {
+                        let want = holders(gs, id).len();
+                        assert_eq!(gs.cleanup_entry_refs(id), want);
+                    }
+                }
+            }
+            check(gs, IDS);
+        };
+        for n in 0..7u8 {
+            let name = vec![b'g', n];
+            gs.create(&name, StreamId::MAX, 0).unwrap();
+            names.push(name);
+            step(&mut gs, &mut next);
+        }
+        for name in names.iter().take(6) {
+            let g = gs.lookup(name).unwrap();
+            if let Some(c) = gs.get(g).consumer_idx(b"c") {
+                gs.delete_consumer(g, c);
+                check(&mut gs, IDS);
+            }
+            gs.destroy(g);
+            check(&mut gs, IDS);
+            step(&mut gs, &mut next);
+        }
     }
 }

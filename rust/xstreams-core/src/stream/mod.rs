@@ -7,7 +7,8 @@
 //! - `first_id` is the first live ID (0-0 when empty, or the maximal ID when an empty
 //!   stream was restored from a pre-7.0 payload, as redis-server has it), `last_id` >=
 //!   every ID;
-//! - `refs[id]` lists exactly the groups whose PEL holds `id`.
+//! - with more than `INDEXED_GROUPS` groups, `refs[id]` lists exactly the groups whose
+//!   PEL holds `id` (with fewer there is no index: the PELs are asked).
 
 use crate::config::Config;
 use crate::group::ConsumerGroup;

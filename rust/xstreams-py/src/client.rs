@@ -329,6 +329,27 @@ pub(crate) fn locked<R: Send>(
     done.map_err(|e| reply_err(py, &e.0))
 }
 
+/// [`locked`] for short work that creates Python objects as it goes: when the store is
+/// free, `work` runs in its session on this thread with the GIL held (`py` is what it
+/// creates objects with: only ones the cyclic garbage collector does not track, such as
+/// `bytes`, so no collection and no finalizer can run while the store is locked).
+/// `None` when another thread holds the store: the caller takes [`locked`] instead.
+pub(crate) fn locked_here<'py, R>(
+    py: Python<'py>,
+    f: &Fast,
+    work: impl FnOnce(Python<'py>, &mut Session<'_>) -> Result<R, CmdError>,
+) -> Option<PyResult<R>> {
+    if f.db >= NUM_DBS {
+        return None;
+    }
+    let sess = f.store.get().core().try_session()?;
+    let done = match catch_unwind(AssertUnwindSafe(|| sess.and_then(|mut s| work(py, &mut s)))) {
+        Ok(r) => r,
+        Err(p) => return Some(Err(internal_err(py, panic_text(p)))),
+    };
+    Some(done.map_err(|e| reply_err(py, &e.0)))
+}
+
 /// Run a command given as arguments that never blocks, in one store session (see
 /// [`locked`]), with the client's protocol: its reply (an error reply included).
 pub(crate) fn run_now(py: Python<'_>, f: &Fast, args: &[&[u8]], heavy: bool) -> PyResult<Reply> {

@@ -18,15 +18,16 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyString, PyTuple};
 use smallvec::SmallVec;
 use xstreams_core::command::{
-    args as cmd_args, read_typed, typed_write, xack_typed, xadd_typed, ReadArgs, XaddArgs,
+    args as cmd_args, read_typed, typed_write, xack_typed, xadd_typed, Ctx, ReadArgs, XaddArgs,
 };
+use xstreams_core::read::ReadSink;
 
 use crate::client::{
-    exact_int, fallback, is_exact_false, is_one_of, locked, push_int, push_obj, raw, read_reply,
-    run_args, Args, Fast, NativeClient, REF_POLICIES,
+    exact_int, fallback, is_exact_false, is_one_of, locked, locked_here, push_int, push_obj, raw,
+    read_reply, run_args, Args, Fast, NativeClient, REF_POLICIES,
 };
 use crate::client_commands::{native_or, words_then_args_methods, Conv};
-use crate::client_sink::{id_obj, Builder, Collected};
+use crate::client_sink::{id_obj, Builder, Collected, Direct};
 use crate::convert::arg_bytes;
 
 /// Above this COUNT (or without one) a read may be long: the GIL is released meanwhile.
@@ -560,13 +561,25 @@ fn read_fast(
     a.min_idle = min_idle.unwrap_or(-1);
     let heavy = count.is_none_or(|c| c > SHORT_READ);
     let db = f.db;
-    let got = locked(py, f, heavy, |sess| {
-        sess.run(db, |ctx| {
-            let mut c = Collected::new();
-            read_typed(ctx, &a, &mut c)?;
-            Ok(c)
+    let here = (!heavy && !f.decode).then(|| {
+        locked_here(py, f, |py, sess| {
+            sess.run(db, |ctx| {
+                let mut c = Collected::new();
+                read_typed(ctx, &a, &mut Direct::new(&mut c, py))?;
+                Ok(c)
+            })
         })
-    })?;
+    });
+    let got = match here.flatten() {
+        Some(got) => got?,
+        None => locked(py, f, heavy, |sess| {
+            sess.run(db, |ctx| {
+                let mut c = Collected::new();
+                read_typed(ctx, &a, &mut c)?;
+                Ok(c)
+            })
+        })?,
+    };
     let out = Builder::new(&got, f).read(py, f.shape, claim);
     got.recycle();
     out
@@ -614,20 +627,36 @@ fn range_call(
         let limit = count_n.flatten().map_or(usize::MAX, |c| c as usize);
         let heavy = count_n.flatten().is_none_or(|c| c > SHORT_READ);
         let db = f.db;
-        let got = locked(py, f, heavy, |sess| {
-            sess.run(db, |ctx| {
-                // The checks of XRANGE in its order: the bounds, then the key's type.
-                let start = cmd_args::range_start(lo)?;
-                let end = cmd_args::range_end(hi)?;
-                let mut c = Collected::new();
-                if let Some(s) = ctx.stream(&key)? {
-                    for e in s.range(start, end, rev).take(limit) {
-                        xstreams_core::read::ReadSink::entry(&mut c, &e, None);
-                    }
+        // The checks of XRANGE in its order: the bounds, then the key's type.
+        let serve = |ctx: &mut Ctx<'_>, sink: &mut dyn ReadSink| {
+            let start = cmd_args::range_start(lo)?;
+            let end = cmd_args::range_end(hi)?;
+            if let Some(s) = ctx.stream(&key)? {
+                for e in s.range(start, end, rev).take(limit) {
+                    sink.entry(&e, None);
                 }
-                Ok(c)
+            }
+            Ok(())
+        };
+        let here = (!heavy && !f.decode).then(|| {
+            locked_here(py, f, |py, sess| {
+                sess.run(db, |ctx| {
+                    let mut c = Collected::new();
+                    serve(ctx, &mut Direct::new(&mut c, py))?;
+                    Ok(c)
+                })
             })
-        })?;
+        });
+        let got = match here.flatten() {
+            Some(got) => got?,
+            None => locked(py, f, heavy, |sess| {
+                sess.run(db, |ctx| {
+                    let mut c = Collected::new();
+                    serve(ctx, &mut c)?;
+                    Ok(c)
+                })
+            })?,
+        };
         let out = Builder::new(&got, f).all_entries(py);
         got.recycle();
         return out;

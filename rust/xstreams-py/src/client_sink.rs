@@ -9,6 +9,12 @@
 //! `(id, fields, idle, deliveries)`, keyed by stream in the client's XREAD shape. The
 //! buffers are kept per thread for the next read (`Collected::recycle`), so a steady
 //! stream of reads of one size allocates none.
+//!
+//! When the store is free and the read short, it runs on the calling thread with the GIL
+//! held (`client::locked_here`) through [`Direct`]: the values' `bytes` objects (not
+//! tracked by the garbage collector, so creating them runs no collection) are made as the
+//! entries are served, without the copy into `values`. Text values (`decode_responses`)
+//! always take the buffers: their decoding errors are raised in reply order.
 
 use std::cell::Cell;
 
@@ -43,6 +49,10 @@ pub(crate) struct Collected {
     pairs: Vec<(u32, usize)>,
     names: Vec<Vec<u8>>,
     values: Vec<u8>,
+    /// The values as `bytes` objects, made by a [`Direct`] read (then the pairs' ends
+    /// index this, not `values`).
+    objs: Vec<Py<PyAny>>,
+    direct: bool,
 }
 
 /// Above these sizes a read's buffers are freed, not kept for the next read.
@@ -73,6 +83,8 @@ impl Collected {
         self.pairs.clear();
         self.names.clear();
         self.values.clear();
+        self.objs.clear();
+        self.direct = false;
         SPARE.with(|s| s.set(Some(self)));
     }
 
@@ -122,6 +134,49 @@ impl ReadSink for Collected {
         {
             self.streams.pop();
         }
+    }
+}
+
+/// A [`Collected`] filled on the calling thread with the GIL held: each value becomes its
+/// `bytes` object as it is served (see the module documentation).
+pub(crate) struct Direct<'c, 'py> {
+    c: &'c mut Collected,
+    py: Python<'py>,
+}
+
+impl<'c, 'py> Direct<'c, 'py> {
+    pub(crate) fn new(c: &'c mut Collected, py: Python<'py>) -> Self {
+        c.direct = true;
+        Direct { c, py }
+    }
+}
+
+impl ReadSink for Direct<'_, '_> {
+    fn stream(&mut self, key: &[u8]) {
+        self.c.stream(key);
+    }
+
+    fn entry(&mut self, e: &EntryView<'_>, delivery: Option<(u64, u64)>) {
+        let c = &mut *self.c;
+        for (f, v) in e.pairs() {
+            let n = c.name_index(f);
+            c.objs.push(PyBytes::new(self.py, v).into_any().unbind());
+            c.pairs.push((n, c.objs.len()));
+        }
+        c.entries.push(Rec {
+            id: e.id,
+            pairs_end: c.pairs.len(),
+            present: true,
+            delivery,
+        });
+    }
+
+    fn missing(&mut self, id: StreamId) {
+        self.c.missing(id);
+    }
+
+    fn unstream(&mut self) {
+        self.c.unstream();
     }
 }
 
@@ -198,7 +253,11 @@ impl<'a> Builder<'a> {
             let end = rec.pairs_end;
             while pair < end {
                 let (n, v_end) = self.c.pairs[pair];
-                let value = text(py, &self.c.values[value_at..v_end], self.decode)?;
+                let value = if self.c.direct {
+                    self.c.objs[v_end - 1].clone_ref(py)
+                } else {
+                    text(py, &self.c.values[value_at..v_end], self.decode)?
+                };
                 d.set_item(self.name(py, n)?, value)?;
                 value_at = v_end;
                 pair += 1;

@@ -95,7 +95,7 @@ impl ConsumerGroup {
             if r.delivery_count > i64::MAX as u64 {
                 return Err(format!("{}: delivery count out of range", r.id));
             }
-            if g.pel.contains_key(&r.id) {
+            if g.pel.try_insert(r.id, g.records.vacant_key()).is_err() {
                 return Err(format!("{}: pending twice", r.id));
             }
             let p = g.records.insert(PendingEntry {
@@ -107,7 +107,6 @@ impl ConsumerGroup {
                 prev: None,
                 next: None,
             });
-            g.pel.insert(r.id, p);
             if let Some(o) = owner {
                 g.consumer_slab[o].pel.insert(r.id);
             }

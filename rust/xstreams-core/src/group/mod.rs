@@ -5,7 +5,9 @@
 //! (`pel`), each consumer indexes the IDs it owns (`Consumer::pel`), and all records form
 //! a doubly-linked list ordered by delivery time (`time_head` .. `time_tail`) whose head
 //! region, up to `nack_tail`, is the NACK zone: entries released with XNACK, unowned,
-//! with delivery time 0, in FIFO order. Records live in a slab and link by index.
+//! with delivery time 0, in FIFO order. Records live in a slab and link by index. Both
+//! PEL indexes are [`idmap`]'s chunked ordered maps, cheap where PELs change most (new
+//! deliveries at the end, acknowledgements of the oldest at the start).
 //!
 //! Invariants (checked by [`ConsumerGroup::validate`]):
 //! - the group PEL holds exactly the records of the slab, and each record's ID;
@@ -19,16 +21,18 @@
 //! keeping the PEL, the consumers' PELs and the time list in step; [`image`] is the group
 //! as a snapshot stores it; [`validate`] checks the invariants.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use slab::Slab;
 
 use crate::id::StreamId;
 
+mod idmap;
 mod image;
 mod pel_list;
 mod validate;
 
+pub use idmap::{IdMap, IdSet};
 pub use image::{ConsumerImage, PendingImage};
 
 /// Sentinel for "no entries-read counter" (`SCG_INVALID_ENTRIES_READ`).
@@ -64,7 +68,7 @@ pub struct Consumer {
     /// Last time the consumer successfully read or claimed something; -1 = never.
     pub active_time: i64,
     /// IDs of the pending entries this consumer owns.
-    pub pel: BTreeSet<StreamId>,
+    pub pel: IdSet,
 }
 
 /// A consumer group of a stream.
@@ -74,7 +78,7 @@ pub struct ConsumerGroup {
     pub last_id: StreamId,
     /// Logical read counter, or [`INVALID_ENTRIES_READ`].
     pub entries_read: i64,
-    pel: BTreeMap<StreamId, PelIdx>,
+    pel: IdMap<PelIdx>,
     records: Slab<PendingEntry>,
     time_head: Option<PelIdx>,
     time_tail: Option<PelIdx>,
@@ -93,7 +97,7 @@ impl ConsumerGroup {
         ConsumerGroup {
             last_id,
             entries_read,
-            pel: BTreeMap::new(),
+            pel: IdMap::new(),
             records: Slab::new(),
             time_head: None,
             time_tail: None,
@@ -136,7 +140,7 @@ impl ConsumerGroup {
             name: name.to_vec(),
             seen_time: now,
             active_time: -1,
-            pel: BTreeSet::new(),
+            pel: IdSet::new(),
         });
         self.consumers.insert(name.to_vec(), idx);
         Some(idx)
@@ -155,7 +159,7 @@ impl ConsumerGroup {
         let c = self.consumer_slab.remove(idx);
         self.consumers.remove(&c.name);
         let mut ids = Vec::with_capacity(c.pel.len());
-        for id in c.pel {
+        for &id in &c.pel {
             if let Some(p) = self.pel.remove(&id) {
                 self.unlink(p);
                 self.records.remove(p);
@@ -179,7 +183,7 @@ impl ConsumerGroup {
 
     /// Record index of a pending ID.
     pub fn pel_idx(&self, id: &StreamId) -> Option<PelIdx> {
-        self.pel.get(id).copied()
+        self.pel.get(id)
     }
 
     /// Record at `idx`.
@@ -189,8 +193,8 @@ impl ConsumerGroup {
 
     /// Smallest and largest pending IDs.
     pub fn pel_bounds(&self) -> Option<(StreamId, StreamId)> {
-        let first = *self.pel.keys().next()?;
-        let last = *self.pel.keys().next_back()?;
+        let (first, _) = self.pel.first()?;
+        let (last, _) = self.pel.last()?;
         Some((first, last))
     }
 

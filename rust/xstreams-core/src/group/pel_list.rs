@@ -118,10 +118,9 @@ impl ConsumerGroup {
         consumer: Option<ConsumerIdx>,
         now: i64,
     ) -> Result<PelIdx, PelIdx> {
-        let slot = match self.pel.entry(id) {
-            std::collections::btree_map::Entry::Vacant(slot) => slot,
-            std::collections::btree_map::Entry::Occupied(e) => return Err(*e.get()),
-        };
+        // The slab's next key is the record's index: one search of the PEL inserts it.
+        let want = self.records.vacant_key();
+        self.pel.try_insert(id, want)?;
         let idx = self.records.insert(PendingEntry {
             id,
             delivery_time: now,
@@ -131,7 +130,7 @@ impl ConsumerGroup {
             prev: None,
             next: None,
         });
-        slot.insert(idx);
+        debug_assert_eq!(idx, want);
         if let Some(c) = consumer {
             self.consumer_slab[c].pel.insert(id);
         }
@@ -167,9 +166,7 @@ impl ConsumerGroup {
 
     /// Create an unowned record directly in the NACK zone (XNACK FORCE).
     pub fn add_nacked(&mut self, id: StreamId, delivery_count: u64) -> Option<PelIdx> {
-        if self.pel.contains_key(&id) {
-            return None;
-        }
+        self.pel.try_insert(id, self.records.vacant_key()).ok()?;
         let idx = self.records.insert(PendingEntry {
             id,
             delivery_time: 0,
@@ -179,7 +176,6 @@ impl ConsumerGroup {
             prev: None,
             next: None,
         });
-        self.pel.insert(id, idx);
         self.insert_nacked(idx);
         Some(idx)
     }

@@ -7,6 +7,7 @@ impl ConsumerGroup {
     /// ordered outside the NACK zone unless a delivery was appended at the tail while the
     /// clock was behind it (then Redis's list is not sorted either).
     pub fn validate(&self) -> Result<(), String> {
+        self.pel.validate()?;
         if self.pel.len() != self.records.len() {
             return Err(format!(
                 "pel has {} ids, slab {} records",
@@ -14,7 +15,7 @@ impl ConsumerGroup {
                 self.records.len()
             ));
         }
-        for (id, &idx) in &self.pel {
+        for (id, &idx) in self.pel.iter() {
             let r = self.records.get(idx).ok_or("pel points to a free record")?;
             if r.id != *id {
                 return Err(format!("record {} indexed under {id}", r.id));
@@ -57,12 +58,13 @@ impl ConsumerGroup {
             if self.consumers.get(&c.name) != Some(&ci) {
                 return Err("consumer index out of sync".into());
             }
+            c.pel.validate()?;
             for id in &c.pel {
                 let idx = self
                     .pel
                     .get(id)
                     .ok_or_else(|| format!("consumer holds {id} not in the group PEL"))?;
-                if self.records[*idx].consumer != Some(ci) {
+                if self.records[idx].consumer != Some(ci) {
                     return Err(format!(
                         "{id} in the PEL of a consumer that does not own it"
                     ));

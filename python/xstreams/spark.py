@@ -165,10 +165,9 @@ class _DedupPartition:
                 self.large,
             )
             if out is not None:
-                for b in out:
-                    # original_id is added by Spark (a copy of entry_id): one string column
-                    # less through Arrow and back into rows.
-                    yield b if self.keep == "first" else b.select(range(b.num_columns - 1))
+                # original_id is added by Spark (a copy of entry_id): one string column
+                # less through Arrow and back into rows.
+                yield from out
                 return
             # Input it does not take (nulls, other types, rows XADD refuses): the store's
             # path below gives the same answers and the store's errors.

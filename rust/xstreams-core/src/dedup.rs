@@ -5,28 +5,30 @@
 //!
 //! The answer is the one [`crate::Store::xadd_rows`] gives for those XADDs (tested
 //! against it below), computed without entries, commands or a keyspace: per producer the
-//! stream's last ID and its [`IdmpState`] (the same maps, size eviction and time expiry
-//! as a stream), and the IDMP sweep of the cron at the same whole-second ticks of the
-//! pinned clock ([`crate::db::due_tick`]). Producers are independent: the sweep only
-//! ever drops IIDs of the producer being fed (a stream of an earlier producer is never
-//! written again), so each producer starts from an empty state and a fresh cron phase.
+//! stream's last ID and the stream's IDMP map of that one producer ([`Producer`], the
+//! map an [`crate::idmp::IdmpState`] keeps per producer, with the same size eviction and
+//! the same time-expiry threshold), and the IDMP sweep of the cron at the same
+//! whole-second ticks of the pinned clock ([`crate::db::due_tick`]). Producers are
+//! independent: the sweep only ever drops IIDs of the producer being fed (a stream of an
+//! earlier producer is never written again), so each producer starts from an empty map
+//! and a fresh cron phase. The map is held directly, not inside an `IdmpState`: a state
+//! drops a producer the sweep leaves empty and makes it anew on the next insert, which
+//! with short windows (every IID expired before the producer's next row) cost an
+//! allocation and a free per row.
 
 use crate::command::XaddOutcome;
 use crate::db::{due_tick, IDMP_SWEEP_PERIOD_MS};
 use crate::error::CmdError;
-use crate::idmp::IdmpState;
+use crate::idmp::Producer;
 use crate::stream::STREAM_LISTPACK_MAX_SIZE;
 use crate::StreamId;
-
-/// The producer ID inside each per-producer state (one producer per state).
-const PID: &[u8] = b"p";
 
 /// The IDMP answers of one producer after another.
 #[derive(Debug)]
 pub struct IdmpDedup {
     duration: u64,
     maxsize: u64,
-    state: IdmpState,
+    producer: Producer,
     last: StreamId,
     next_sweep: Option<i64>,
 }
@@ -38,7 +40,7 @@ impl IdmpDedup {
         IdmpDedup {
             duration,
             maxsize,
-            state: IdmpState::new(duration, maxsize),
+            producer: Producer::default(),
             last: StreamId::MIN,
             next_sweep: None,
         }
@@ -46,7 +48,7 @@ impl IdmpDedup {
 
     /// Start the next producer: a new stream, nothing remembered.
     pub fn next_producer(&mut self) {
-        self.state = IdmpState::new(self.duration, self.maxsize);
+        self.producer = Producer::default();
         self.last = StreamId::MIN;
         self.next_sweep = None;
     }
@@ -57,12 +59,12 @@ impl IdmpDedup {
     pub fn add(&mut self, now: i64, iid: &[u8], pairs_len: u64) -> Result<XaddOutcome, CmdError> {
         // The cron runs before the command, even one that fails.
         if let Some(tick) = due_tick(&mut self.next_sweep, now, IDMP_SWEEP_PERIOD_MS) {
-            self.state.expire(tick);
+            self.expire(tick);
         }
         if iid.is_empty() {
             return Err(CmdError::idmp_empty_iid());
         }
-        if let Some(id) = self.state.lookup(PID, iid) {
+        if let Some(id) = self.producer.lookup(iid) {
             return Ok(XaddOutcome {
                 id,
                 duplicate: true,
@@ -83,11 +85,28 @@ impl IdmpDedup {
             return Err(CmdError::elements_too_large());
         }
         self.last = id;
-        self.state.insert(PID, iid, id);
+        // IdmpState::insert: record, then evict the oldest past maxsize.
+        self.producer.insert(iid, id);
+        if self.producer.len() as u64 > self.maxsize {
+            self.producer.pop_oldest();
+        }
         Ok(XaddOutcome {
             id,
             duplicate: false,
         })
+    }
+
+    /// IdmpState::expire on the one producer: drop every IID whose ID's millisecond part
+    /// is `<= now - duration*1000`, computed unsigned as redis-server does (a clock below
+    /// the duration wraps and forgets everything).
+    fn expire(&mut self, now_ms: i64) {
+        let threshold = (now_ms as u64).wrapping_sub(self.duration.wrapping_mul(1000));
+        while let Some(id) = self.producer.oldest_id() {
+            if id.ms > threshold {
+                break;
+            }
+            self.producer.pop_oldest();
+        }
     }
 }
 

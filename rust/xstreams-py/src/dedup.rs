@@ -4,9 +4,9 @@
 //! It groups the rows by producer, sorts each producer's rows by (time, tie column, input
 //! position) -- the order the Python reference sorts them in -- and asks
 //! [`xstreams_core::dedup::IdmpDedup`] for each row's XADD IDMP answer. The input batches
-//! come back as they are (no copy of their columns), with `entry_id`, `duplicate` and
-//! `original_id` appended; with `keep_first` only the rows that are not duplicates, with
-//! `entry_id`.
+//! come back as they are (no copy of their columns), with `entry_id` and `duplicate`
+//! appended (the caller's `original_id` is a copy Spark makes of `entry_id`); with
+//! `keep_first` only the rows that are not duplicates, with `entry_id`.
 //!
 //! Input the kernel does not take (nulls in the producer, time or IID columns, an empty
 //! producer or IID, other column types, a row the XADD would refuse) makes it return
@@ -274,10 +274,9 @@ pub fn _idmp_dedup<'py>(
         DataType::Utf8
     };
     let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
-    fields.push(Arc::new(Field::new("entry_id", id_type.clone(), true)));
+    fields.push(Arc::new(Field::new("entry_id", id_type, true)));
     if !keep_first {
         fields.push(Arc::new(Field::new("duplicate", DataType::Boolean, true)));
-        fields.push(Arc::new(Field::new("original_id", id_type, true)));
     }
     let out_schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
     let out = PyList::empty(py);
@@ -296,9 +295,8 @@ pub fn _idmp_dedup<'py>(
         } else {
             let idcol = id_strings(&ids, rows.clone(), len, large);
             let mut cols = b.columns().to_vec();
-            cols.push(idcol.clone());
-            cols.push(Arc::new(BooleanArray::from(dup[rows].to_vec())));
             cols.push(idcol);
+            cols.push(Arc::new(BooleanArray::from(dup[rows].to_vec())));
             RecordBatch::try_new(out_schema.clone(), cols).map_err(value_err)?
         };
         base += len;

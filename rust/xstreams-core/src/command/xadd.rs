@@ -226,7 +226,10 @@ impl<'a> XaddArgs<'a> {
     /// options in canonical order, `id` in place of the requested one, and the trimming
     /// threshold replaced by `threshold` (an approximate trim rewritten as exact).
     fn to_argv(&self, id: Option<StreamId>, threshold: Option<&[u8]>) -> Vec<Vec<u8>> {
-        let mut v: Vec<Vec<u8>> = vec![b"XADD".to_vec(), self.key.to_vec()];
+        // Sized once: XADD key, at most 10 option words, the ID, the pairs.
+        let mut v: Vec<Vec<u8>> = Vec::with_capacity(13 + self.pairs.len());
+        v.push(b"XADD".to_vec());
+        v.push(self.key.to_vec());
         if self.no_mkstream {
             v.push(b"NOMKSTREAM".to_vec());
         }

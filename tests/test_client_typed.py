@@ -3,7 +3,8 @@ pipelines: what the value checks against redis-py (test_client_streams.py,
 test_client_pipeline.py) do not reach.
 
 - A command runs with the GIL kept while the store is free and waits with it released
-  while another thread holds the store: both must give the same values.
+  while another thread holds the store: both must give the same values (a short read on a
+  free store makes its values' bytes objects while serving).
 - Reads never hold the store while they create Python objects, so a finalizer that calls
   the same store during a garbage collection inside a read cannot deadlock.
 - A pipeline's stack runs natively in one store call; its values equal the Python path's.
@@ -51,6 +52,45 @@ def test_commands_wait_for_a_busy_store_and_agree():
         stop.set()
         t.join()
     assert r.xlen("other") == 200
+
+
+def test_group_reads_and_acks_agree_whether_the_store_is_free_or_busy():
+    # A short read on a free store makes its values while serving (GIL held); on a busy
+    # store it waits and builds them afterwards: the same entries, PEL and acks either way.
+    store = xstreams.Store()
+    r = Redis(store=store)
+    ids = _fill(r, 300)
+    r.xgroup_create("s", "g", "0")
+    stop = threading.Event()
+
+    def hog() -> None:
+        cmds = [("XRANGE", "s", "-", "+", "COUNT", "50")] * 200
+        while not stop.is_set():
+            store.execute_many(cmds, atomic=True)
+
+    def rounds(n: int) -> None:
+        for _ in range(n):
+            for start in range(0, 300, 100):
+                got = r.xreadgroup("g", "c", {"s": ">"}, count=100)
+                entries = got[0][1]
+                assert [e[0] for e in entries] == ids[start : start + 100]
+                i = start + 7
+                assert entries[7][1] == {b"f": f"v{i}".encode(), b"g": str(i).encode()}
+                assert r.xpending("s", "g")["pending"] == 100
+                assert r.xack("s", "g", *[e[0] for e in entries]) == 100
+            assert r.xreadgroup("g", "c", {"s": ">"}, count=100) == []
+            r.xgroup_setid("s", "g", "0")
+            store.validate()
+
+    rounds(5)
+    t = threading.Thread(target=hog)
+    t.start()
+    try:
+        rounds(20)
+    finally:
+        stop.set()
+        t.join()
+    assert r.xpending("s", "g")["pending"] == 0
 
 
 def test_a_finalizer_calling_the_store_during_a_read_does_not_deadlock():

@@ -25,6 +25,11 @@ Rows (``run(quick) -> list[dict]``, each with ``bench``, ``method``, ``rows``,
   into ``noop``, the same input read in the same number of micro-batches (rows/s from
   start to the last batch).
 
+The session sets ``spark.sql.execution.arrow.maxBytesPerBatch`` to INT_MAX (the setting
+docs/spark.md recommends for dedup and the sinks: it turns off Spark's per-row size check
+of the Arrow batches it hands Python workers); dedup and the sink are also timed with
+Spark's default (64 MB), in the same turns.
+
 The Spark figures: one untimed warm-up round, then ``reps`` rounds that run the
 contenders in turns on the same cached input in one session; each figure is the median,
 with its spread (min-max seconds), the range of the per-round ratios, and the median CPU
@@ -300,12 +305,37 @@ def _spark() -> Any:
         # Spark's default 1 GB driver heap ran out in the sink's first micro-batch after
         # the dedup rounds (its 250,000 rows pass through the driver); for every contender.
         .config("spark.driver.memory", "2g")
+        # Spark checks the Arrow batch's size in bytes after every row it hands a Python
+        # worker (mapInArrow, a Python data source's writer) unless this is INT_MAX;
+        # batches stay bounded by maxRecordsPerBatch (10,000 rows). docs/spark.md
+        # recommends it; it changes nothing in plans without Python (dropDuplicates,
+        # row_number, the watermark query).
+        .config("spark.sql.execution.arrow.maxBytesPerBatch", str(2**31 - 1))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+_MAX_BYTES = "spark.sql.execution.arrow.maxBytesPerBatch"
+
+
+def _spark_default_arrow_bytes(spark: Any, fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` run with Spark's default ``maxBytesPerBatch`` (64 MB: the per-row size
+    check on) instead of the session's INT_MAX, for the figure a session without the
+    setting gets."""
+
+    def run() -> Any:
+        saved = spark.conf.get(_MAX_BYTES)
+        spark.conf.set(_MAX_BYTES, "64m")
+        try:
+            return fn()
+        finally:
+            spark.conf.set(_MAX_BYTES, saved)
+
+    return run
 
 
 def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str, Any]]:
@@ -353,8 +383,9 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     # One warm-up round, then ``reps`` rounds in turns (scan, dropDuplicates, row_number,
     # dedup, scan, ...), all on the same cached input in this one session; the figure is
     # each method's median, with its spread and CPU seconds (JVM + Python workers).
-    scan, ident, drop, rn, ours = _in_turns(
-        [run_scan, run_identity, run_drop, run_row_number, run_dedup], reps
+    run_default = _spark_default_arrow_bytes(spark, run_dedup)
+    scan, ident, drop, rn, ours, dflt = _in_turns(
+        [run_scan, run_identity, run_drop, run_row_number, run_dedup, run_default], reps
     )
     out.append(_row("dedup", "Spark scan of the cached input (noop sink)", rows, scan.median,
                     _timing_note(scan, "floor")))  # fmt: skip
@@ -372,6 +403,13 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     )  # fmt: skip
     out.append(_row("dedup", "xstreams.spark.dedup (IDMP, 2 s window)", rows, ours.median, note))
     log(f"dedup: {rows} rows; {note}")
+    note = "; ".join(
+        [_ratio_note(drop, dflt, "dropDuplicates"), _ratio_note(rn, dflt, "row_number"),
+         _timing_note(dflt, "maxBytesPerBatch 64m")]
+    )  # fmt: skip
+    out.append(_row("dedup", "dedup, Spark's default Arrow maxBytesPerBatch", rows, dflt.median,
+                    note))  # fmt: skip
+    log(f"dedup (default maxBytesPerBatch): {note}")
     df.unpersist()
     return out
 
@@ -505,12 +543,21 @@ def bench_streaming(
             dsts.append(os.path.join(work, f"dst-{len(dsts)}"))
             return sink(dsts[-1])
 
-        wm, ours = _in_turns([watermark, run_sink], reps)
+        wm, ours, dflt = _in_turns(
+            [watermark, run_sink, _spark_default_arrow_bytes(spark, run_sink)], reps
+        )
         dst = dsts[-1]
         name = "dropDuplicatesWithinWatermark -> noop"
         out.append(_row("stream", name, n, wm.median, _timing_note(wm, f"{batches} batches")))
         note = f"{_ratio_note(wm, ours, 'dropDuplicatesWithinWatermark')}; {_timing_note(ours)}"
         out.append(_row("stream", "xstreams sink (path, IDMP)", n, ours.median, note))
+        note = (
+            f"{_ratio_note(wm, dflt, 'dropDuplicatesWithinWatermark')}; "
+            f"{_timing_note(dflt, 'maxBytesPerBatch 64m')}"
+        )
+        out.append(_row("stream", "sink, Spark's default Arrow maxBytesPerBatch", n, dflt.median,
+                        note))  # fmt: skip
+        log(f"streaming: sink with the default maxBytesPerBatch: {note}")
         chk = xstreams.Store(dst, read_only=True)
         kept = chk.execute_command("XLEN", "out")
         chk.close()

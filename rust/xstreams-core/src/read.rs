@@ -38,6 +38,23 @@ pub trait ReadSink {
     fn unstream(&mut self);
 }
 
+/// A sink behind a reference (a `&mut dyn ReadSink` among them) is a sink: callers that
+/// choose their sink at run time pass it to the generic readers.
+impl<S: ReadSink + ?Sized> ReadSink for &mut S {
+    fn stream(&mut self, key: &[u8]) {
+        (**self).stream(key);
+    }
+    fn entry(&mut self, e: &EntryView<'_>, delivery: Option<(u64, u64)>) {
+        (**self).entry(e, delivery);
+    }
+    fn missing(&mut self, id: StreamId) {
+        (**self).missing(id);
+    }
+    fn unstream(&mut self) {
+        (**self).unstream();
+    }
+}
+
 /// The caps of a read over all the streams it serves: `MAXCOUNT` (entries) and `MAXSIZE`
 /// (reply bytes, soft: the first entry is always served).
 #[derive(Clone, Copy, Debug, Default)]

@@ -20,6 +20,7 @@ use smallvec::SmallVec;
 use xstreams_core::command::{
     args as cmd_args, read_typed, typed_write, xack_typed, xadd_typed, Ctx, ReadArgs, XaddArgs,
 };
+use xstreams_core::error::CmdError;
 use xstreams_core::read::ReadSink;
 
 use crate::client::{
@@ -560,29 +561,42 @@ fn read_fast(
     a.noack = group.is_some_and(|(_, _, n)| n);
     a.min_idle = min_idle.unwrap_or(-1);
     let heavy = count.is_none_or(|c| c > SHORT_READ);
+    let got = collect(py, f, heavy, |ctx, mut sink| read_typed(ctx, &a, &mut sink))?;
+    let out = Builder::new(&got, f).read(py, f.shape, claim);
+    got.recycle();
+    out
+}
+
+/// Serve a read into a [`Collected`] in one store session: on the calling thread, each
+/// value made into its `bytes` object as it is served ([`Direct`]), when the read is short,
+/// the store free and no decoding asked; otherwise into buffers with the GIL released
+/// ([`locked`]).
+fn collect(
+    py: Python<'_>,
+    f: &Fast,
+    heavy: bool,
+    serve: impl Fn(&mut Ctx<'_>, &mut dyn ReadSink) -> Result<(), CmdError> + Sync,
+) -> PyResult<Collected> {
     let db = f.db;
     let here = (!heavy && !f.decode).then(|| {
         locked_here(py, f, |py, sess| {
             sess.run(db, |ctx| {
                 let mut c = Collected::new();
-                read_typed(ctx, &a, &mut Direct::new(&mut c, py))?;
+                serve(ctx, &mut Direct::new(&mut c, py))?;
                 Ok(c)
             })
         })
     });
-    let got = match here.flatten() {
-        Some(got) => got?,
+    match here.flatten() {
+        Some(got) => got,
         None => locked(py, f, heavy, |sess| {
             sess.run(db, |ctx| {
                 let mut c = Collected::new();
-                read_typed(ctx, &a, &mut c)?;
+                serve(ctx, &mut c)?;
                 Ok(c)
             })
-        })?,
-    };
-    let out = Builder::new(&got, f).read(py, f.shape, claim);
-    got.recycle();
-    out
+        }),
+    }
 }
 
 fn push_streams(py: Python<'_>, args: &mut Args<'_>, dict: &Bound<'_, PyDict>) -> PyResult<()> {
@@ -626,7 +640,6 @@ fn range_call(
         };
         let limit = count_n.flatten().map_or(usize::MAX, |c| c as usize);
         let heavy = count_n.flatten().is_none_or(|c| c > SHORT_READ);
-        let db = f.db;
         // The checks of XRANGE in its order: the bounds, then the key's type.
         let serve = |ctx: &mut Ctx<'_>, sink: &mut dyn ReadSink| {
             let start = cmd_args::range_start(lo)?;
@@ -638,25 +651,7 @@ fn range_call(
             }
             Ok(())
         };
-        let here = (!heavy && !f.decode).then(|| {
-            locked_here(py, f, |py, sess| {
-                sess.run(db, |ctx| {
-                    let mut c = Collected::new();
-                    serve(ctx, &mut Direct::new(&mut c, py))?;
-                    Ok(c)
-                })
-            })
-        });
-        let got = match here.flatten() {
-            Some(got) => got?,
-            None => locked(py, f, heavy, |sess| {
-                sess.run(db, |ctx| {
-                    let mut c = Collected::new();
-                    serve(ctx, &mut c)?;
-                    Ok(c)
-                })
-            })?,
-        };
+        let got = collect(py, f, heavy, serve)?;
         let out = Builder::new(&got, f).all_entries(py);
         got.recycle();
         return out;

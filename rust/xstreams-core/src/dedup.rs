@@ -59,7 +59,7 @@ impl IdmpDedup {
     pub fn add(&mut self, now: i64, iid: &[u8], pairs_len: u64) -> Result<XaddOutcome, CmdError> {
         // The cron runs before the command, even one that fails.
         if let Some(tick) = due_tick(&mut self.next_sweep, now, IDMP_SWEEP_PERIOD_MS) {
-            self.expire(tick);
+            self.producer.expire(tick, self.duration);
         }
         if iid.is_empty() {
             return Err(CmdError::idmp_empty_iid());
@@ -85,28 +85,11 @@ impl IdmpDedup {
             return Err(CmdError::elements_too_large());
         }
         self.last = id;
-        // IdmpState::insert: record, then evict the oldest past maxsize.
-        self.producer.insert(iid, id);
-        if self.producer.len() as u64 > self.maxsize {
-            self.producer.pop_oldest();
-        }
+        self.producer.record(iid, id, self.maxsize);
         Ok(XaddOutcome {
             id,
             duplicate: false,
         })
-    }
-
-    /// IdmpState::expire on the one producer: drop every IID whose ID's millisecond part
-    /// is `<= now - duration*1000`, computed unsigned as redis-server does (a clock below
-    /// the duration wraps and forgets everything).
-    fn expire(&mut self, now_ms: i64) {
-        let threshold = (now_ms as u64).wrapping_sub(self.duration.wrapping_mul(1000));
-        while let Some(id) = self.producer.oldest_id() {
-            if id.ms > threshold {
-                break;
-            }
-            self.producer.pop_oldest();
-        }
     }
 }
 

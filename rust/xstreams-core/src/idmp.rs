@@ -90,7 +90,7 @@ impl Producer {
 
     /// Record a new IID (absent before) and evict the oldest if the producer now holds
     /// more than `maxsize`; returns whether one was evicted.
-    fn record(&mut self, iid: &[u8], id: StreamId, maxsize: u64) -> bool {
+    pub fn record(&mut self, iid: &[u8], id: StreamId, maxsize: u64) -> bool {
         // A producer never holds more than maxsize + 1 IIDs (for a moment): stop the FIFO's
         // doubling there instead of allocating up to twice that.
         let (len, cap) = (self.fifo.len(), self.fifo.capacity());
@@ -106,6 +106,22 @@ impl Producer {
             return true;
         }
         false
+    }
+
+    /// Drop every IID whose stream ID's millisecond part is `<= now - duration*1000`,
+    /// computed unsigned as redis-server does (a clock below the duration wraps and
+    /// forgets everything); returns how many were dropped.
+    pub fn expire(&mut self, now_ms: i64, duration: u64) -> u64 {
+        let threshold = (now_ms as u64).wrapping_sub(duration.wrapping_mul(1000));
+        let mut removed = 0u64;
+        while let Some(id) = self.oldest_id() {
+            if id.ms > threshold {
+                break;
+            }
+            self.pop_oldest();
+            removed += 1;
+        }
+        removed
     }
 
     /// Drop the oldest IID.
@@ -246,19 +262,11 @@ impl IdmpState {
         if !self.tracked {
             return false;
         }
-        // Unsigned, as redis-server computes it (a clock below the duration wraps).
-        let threshold = (now_ms as u64).wrapping_sub(self.duration.wrapping_mul(1000));
+        let duration = self.duration;
         let mut removed = 0u64;
         let before = self.producers.len();
         self.producers.retain(|_, p| {
-            while let Some(id) = p.oldest_id() {
-                if id.ms <= threshold {
-                    p.pop_oldest();
-                    removed += 1;
-                } else {
-                    break;
-                }
-            }
+            removed += p.expire(now_ms, duration);
             !p.is_empty()
         });
         self.iids_tracked -= removed;

@@ -241,15 +241,8 @@ impl NativePipeline {
         groupname: &Bound<'_, PyAny>,
         ids: &Bound<'_, PyTuple>,
     ) -> PyResult<Py<PyAny>> {
-        let py = slf.py();
-        let mut argv = Vec::with_capacity(3 + ids.len());
-        argv.extend([
-            intern!(py, "XACK").clone().into_any(),
-            name.clone(),
-            groupname.clone(),
-        ]);
-        argv.extend(ids.iter());
-        queue_or_call(slf, "xack", argv)
+        let cmd = intern!(slf.py(), "XACK");
+        queue_or_call(slf, "xack", command_then_ids(cmd, &[name, groupname], ids))
     }
 
     /// Queue an XDEL (redis-py's ``xdel``); returns the pipeline.
@@ -259,12 +252,22 @@ impl NativePipeline {
         name: &Bound<'_, PyAny>,
         ids: &Bound<'_, PyTuple>,
     ) -> PyResult<Py<PyAny>> {
-        let py = slf.py();
-        let mut argv = Vec::with_capacity(2 + ids.len());
-        argv.extend([intern!(py, "XDEL").clone().into_any(), name.clone()]);
-        argv.extend(ids.iter());
-        queue_or_call(slf, "xdel", argv)
+        let cmd = intern!(slf.py(), "XDEL");
+        queue_or_call(slf, "xdel", command_then_ids(cmd, &[name], ids))
     }
+}
+
+/// The arguments `cmd, *fixed, *ids` of a queued command, as redis-py's method passes them.
+fn command_then_ids<'py>(
+    cmd: &Bound<'py, PyString>,
+    fixed: &[&Bound<'py, PyAny>],
+    ids: &Bound<'py, PyTuple>,
+) -> Vec<Bound<'py, PyAny>> {
+    let mut argv = Vec::with_capacity(1 + fixed.len() + ids.len());
+    argv.push(cmd.clone().into_any());
+    argv.extend(fixed.iter().map(|a| (*a).clone()));
+    argv.extend(ids.iter());
+    argv
 }
 
 /// Append `(argv, {})` to the pipeline's command stack, as `pipeline_execute_command`

@@ -22,6 +22,7 @@ use xstreams_core::command::{
 };
 use xstreams_core::error::CmdError;
 use xstreams_core::read::ReadSink;
+use xstreams_core::StreamId;
 
 use crate::client::{
     exact_int, fallback, is_exact_false, is_one_of, locked, locked_here, push_int, push_obj, raw,
@@ -126,9 +127,10 @@ fn xadd_plain(
     })
 }
 
-/// XACK of at least one ID as a typed call: the IDs parsed from their bytes in the
-/// session (no argument vector, no command lookup), in the order XACK checks: writes
-/// refused, the key's type, 0 without the key or the group, then every ID strictly.
+/// XACK of at least one ID as a typed call: the IDs' bytes borrowed from the tuple and
+/// parsed in one pass before the store is locked (no argument vector, no command
+/// lookup); an invalid one is reported where XACK checks: writes refused, the key's
+/// type, 0 without the key or the group, then every ID strictly.
 fn xack_fast(
     py: Python<'_>,
     f: &Fast,
@@ -142,10 +144,19 @@ fn xack_fast(
     let items: Vec<_> = (0..ids.len())
         .map(|i| ids.get_borrowed_item(i))
         .collect::<PyResult<_>>()?;
-    let raw_ids = items
-        .iter()
-        .map(|i| arg_bytes(py, i))
-        .collect::<PyResult<Vec<_>>>()?;
+    let mut raw_ids = Vec::with_capacity(items.len());
+    let mut parsed: Vec<StreamId> = Vec::with_capacity(items.len());
+    let mut bad = false;
+    for item in &items {
+        let raw = arg_bytes(py, item)?;
+        if !bad {
+            match cmd_args::strict_id(&raw) {
+                Ok(id) => parsed.push(id),
+                Err(_) => bad = true,
+            }
+        }
+        raw_ids.push(raw);
+    }
     let (key, group) = (key.as_ref(), group.as_ref());
     let db = f.db;
     let acked = locked(py, f, false, |sess| {
@@ -164,11 +175,10 @@ fn xack_fast(
                 if !known {
                     return Ok(0);
                 }
-                let ids = raw_ids
-                    .iter()
-                    .map(|i| cmd_args::strict_id(i))
-                    .collect::<Result<Vec<_>, _>>()?;
-                xack_typed(ctx, key, group, &ids)
+                if bad {
+                    return Err(CmdError::invalid_stream_id());
+                }
+                xack_typed(ctx, key, group, &parsed)
             })
         })
     })?;

@@ -142,7 +142,14 @@ impl<V: Copy> IdMap<V> {
     pub fn remove(&mut self, id: &StreamId) -> Option<V> {
         let (ci, pos) = self.find(id)?;
         let c = &mut self.chunks[ci];
-        let (_, v) = c.remove(pos).expect("position found");
+        // The oldest entry goes most (acknowledged first): pop it without the general
+        // removal's shifting.
+        let (_, v) = if pos == 0 {
+            c.pop_front()
+        } else {
+            c.remove(pos)
+        }
+        .expect("position found");
         self.len -= 1;
         let left = c.len();
         if left == 0 {

@@ -34,6 +34,15 @@ use varint::{backlen_size, get_backlen, get_varint, put_backlen, put_varint, var
 use crate::id::StreamId;
 use crate::lpsize;
 
+/// The limits at which a stream closes its last node for appends (the stream's
+/// `stream-node-max-bytes`, as listpack bytes, and `stream-node-max-entries`; 0 entries
+/// means no entry limit).
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_bytes: u64,
+    pub max_entries: u64,
+}
+
 const FLAG_DELETED: u8 = 1;
 const FLAG_SAMEFIELDS: u8 = 2;
 /// A packed block of stream entries. Deleting a node's last live entry with XDEL removes
@@ -55,7 +64,10 @@ impl StreamNode {
     /// A node holding one entry; `pairs` alternates fields and values.
     pub fn new(id: StreamId, pairs: &[&[u8]]) -> StreamNode {
         let nfields = pairs.len() / 2;
-        let mut buf = Vec::with_capacity(64);
+        // Room for the master fields and the first entry (whose values are stored once
+        // more) up front; at least 64 bytes, so small entries double from there.
+        let first: usize = pairs.iter().map(|p| p.len() + 2).sum::<usize>() + 40;
+        let mut buf = Vec::with_capacity(first.max(64));
         put_varint(&mut buf, nfields as u64);
         let fields: Vec<&[u8]> = pairs.iter().step_by(2).copied().collect();
         for f in &fields {
@@ -73,7 +85,7 @@ impl StreamNode {
             lp_body: lpsize::master_entry_bytes(&fields),
             buf,
         };
-        node.push_entry(id, pairs, true);
+        node.push_entry(id, pairs, true, lpsize::entry_bytes(id, id, pairs, true));
         node
     }
 
@@ -174,21 +186,60 @@ impl StreamNode {
     /// Append an entry with an ID greater than every ID in the node.
     pub fn append(&mut self, id: StreamId, pairs: &[&[u8]]) {
         let same = self.master_fields_equal(pairs);
-        self.push_entry(id, pairs, same);
+        let entry_lp = lpsize::entry_bytes(self.master, id, pairs, same);
+        self.push_entry(id, pairs, same, entry_lp);
     }
 
-    fn push_entry(&mut self, id: StreamId, pairs: &[&[u8]], same: bool) {
-        self.lp_body += lpsize::entry_bytes(self.master, id, pairs, same);
-        let start = self.buf.len();
-        self.buf.push(if same { FLAG_SAMEFIELDS } else { 0 });
+    /// [`StreamNode::append`] for a node that fills up to `limits`: when the buffer must
+    /// grow, it grows to the length the node is expected to have when it closes (were
+    /// the coming entries the size of this one) instead of doubling. A node of large
+    /// entries (seven 512-byte values fill Redis's default 4 kB) is then reallocated once
+    /// or twice instead of at every doubling, and is its final size when it closes, so
+    /// closing it does not copy it again.
+    pub fn append_filling(&mut self, id: StreamId, pairs: &[&[u8]], limits: Limits) {
+        let same = self.master_fields_equal(pairs);
+        let entry_lp = lpsize::entry_bytes(self.master, id, pairs, same);
+        let layout = self.layout(id, pairs, same);
+        if self.buf.len() + layout.3 > self.buf.capacity() {
+            self.grow_for(pairs, layout.3, entry_lp, limits);
+        }
+        self.push_laid_out(id, pairs, same, entry_lp, layout);
+    }
+
+    /// Reserve room for an entry of `entry_len` bytes (`entry_lp` as listpack bytes): the
+    /// node's length when, after this entry, it takes as many more of the same size as
+    /// fit before the stream closes it (as `Stream::append` decides: the listpack bytes
+    /// plus the new entry's field and value bytes reaching the byte limit, or the entry
+    /// limit), but at most 4x the contents (a stream's last node may stay open for long;
+    /// a node whose entries keep growing then still grows geometrically).
+    #[cold]
+    fn grow_for(&mut self, pairs: &[&[u8]], entry_len: usize, entry_lp: u64, limits: Limits) {
+        let lp_after = self.lp_bytes() + entry_lp;
+        let totelelen: u64 = pairs.iter().map(|p| p.len() as u64).sum();
+        let mut more = match limits.max_bytes.checked_sub(lp_after + totelelen) {
+            Some(room) if room > 0 => (room - 1) / entry_lp.max(1) + 1,
+            _ => 0,
+        };
+        if limits.max_entries > 0 {
+            let entries_after = self.live() + self.deleted() + 1;
+            more = more.min(limits.max_entries.saturating_sub(entries_after));
+        }
+        let needed = self.buf.len() + entry_len;
+        let expected = needed as u64 + more * entry_len as u64;
+        let target = (expected.min(4 * needed as u64) as usize).max(needed);
+        self.buf.reserve_exact(target - self.buf.len());
+    }
+
+    /// How an entry is laid out in the buffer: (ms delta, seq field, payload length,
+    /// whole length with its backlen).
+    #[inline]
+    fn layout(&self, id: StreamId, pairs: &[&[u8]], same: bool) -> (u64, u64, usize, usize) {
         let ms_delta = id.ms.wrapping_sub(self.master.ms);
-        put_varint(&mut self.buf, ms_delta);
         let seq = if ms_delta == 0 {
             id.seq.wrapping_sub(self.master.seq)
         } else {
             id.seq
         };
-        put_varint(&mut self.buf, seq);
         let mut payload_len = 0usize;
         if !same {
             payload_len += varint_len((pairs.len() / 2) as u64);
@@ -200,6 +251,33 @@ impl StreamNode {
                 payload_len += varint_len(v.len() as u64) + v.len();
             }
         }
+        let body = 1
+            + varint_len(ms_delta)
+            + varint_len(seq)
+            + varint_len(payload_len as u64)
+            + payload_len;
+        (ms_delta, seq, payload_len, body + backlen_size(body as u64))
+    }
+
+    fn push_entry(&mut self, id: StreamId, pairs: &[&[u8]], same: bool, entry_lp: u64) {
+        let layout = self.layout(id, pairs, same);
+        self.push_laid_out(id, pairs, same, entry_lp, layout);
+    }
+
+    #[inline]
+    fn push_laid_out(
+        &mut self,
+        id: StreamId,
+        pairs: &[&[u8]],
+        same: bool,
+        entry_lp: u64,
+        (ms_delta, seq, payload_len, _): (u64, u64, usize, usize),
+    ) {
+        self.lp_body += entry_lp;
+        let start = self.buf.len();
+        self.buf.push(if same { FLAG_SAMEFIELDS } else { 0 });
+        put_varint(&mut self.buf, ms_delta);
+        put_varint(&mut self.buf, seq);
         put_varint(&mut self.buf, payload_len as u64);
         if !same {
             put_varint(&mut self.buf, (pairs.len() / 2) as u64);

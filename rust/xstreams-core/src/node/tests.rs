@@ -69,3 +69,60 @@ fn delete_while_stops_and_filters() {
         vec![1, 3, 5, 6, 7, 8, 9]
     );
 }
+
+/// Fill a node the way `Stream::append` does (close when the listpack bytes plus the new
+/// entry's bytes reach `max_bytes`, or at `max_entries`); returns the node and its
+/// (capacity, length) after each append.
+fn fill(values: &[Vec<u8>], limits: Limits) -> (StreamNode, Vec<(usize, usize)>) {
+    let mut n = StreamNode::new(StreamId::new(1, 0), &[b"f", &values[0]]);
+    let mut caps = vec![(n.heap_bytes(), n.buf.len())];
+    for (i, v) in values.iter().enumerate().skip(1) {
+        let full = n.lp_bytes() + 1 + v.len() as u64 >= limits.max_bytes
+            || (limits.max_entries > 0 && n.live() + n.deleted() >= limits.max_entries);
+        if full {
+            break;
+        }
+        n.append_filling(StreamId::new(1, i as u64), &[b"f", v], limits);
+        caps.push((n.heap_bytes(), n.buf.len()));
+    }
+    (n, caps)
+}
+
+#[test]
+fn a_node_of_large_entries_grows_once_to_its_final_length() {
+    let limits = Limits {
+        max_bytes: 4096,
+        max_entries: 100,
+    };
+    for size in [300usize, 512, 1000, 2000] {
+        let values: Vec<Vec<u8>> = (0..20).map(|i| vec![b'a' + i as u8; size]).collect();
+        let (n, caps) = fill(&values, limits);
+        n.validate().unwrap();
+        // One growth after the first entry (two when the node holds more than 4x its
+        // first two entries), then none; closing finds no spare room.
+        let growths = caps.windows(2).filter(|w| w[1].0 != w[0].0).count();
+        assert!(growths <= 2, "size {size}: capacities {caps:?}");
+        assert_eq!(n.heap_bytes(), n.buf.len(), "size {size}: {caps:?}");
+        let got: Vec<_> = n.iter().map(|e| pairs_of(&e)[0].1.clone()).collect();
+        assert_eq!(got, values[..got.len()].to_vec());
+    }
+}
+
+#[test]
+fn entries_of_growing_size_still_fit_and_read_back() {
+    let limits = Limits {
+        max_bytes: 1 << 20,
+        max_entries: 0,
+    };
+    let values: Vec<Vec<u8>> = (0..60).map(|i| vec![b'x'; 200 + i * 97]).collect();
+    let (n, caps) = fill(&values, limits);
+    n.validate().unwrap();
+    assert_eq!(n.live() as usize, values.len());
+    // Growth stays geometric: never more than 4x the contents, so at most a few
+    // reallocations for 60 entries.
+    let growths = caps.windows(2).filter(|w| w[1].0 != w[0].0).count();
+    assert!(growths <= 12, "capacities {caps:?}");
+    assert!(caps.iter().all(|&(cap, len)| cap <= 4 * len), "{caps:?}");
+    let got: Vec<_> = n.iter().map(|e| pairs_of(&e)[0].1.clone()).collect();
+    assert_eq!(got, values);
+}

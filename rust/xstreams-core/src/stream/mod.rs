@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::group::ConsumerGroup;
 use crate::id::StreamId;
 use crate::idmp::IdmpState;
-use crate::node::{EntryView, StreamNode};
+use crate::node::{EntryView, Limits, StreamNode};
 use crate::rax::Rax;
 
 mod groups;
@@ -235,7 +235,18 @@ impl Stream {
             if full {
                 node.shrink();
             } else {
-                node.append(new_id, pairs);
+                if totelelen * 16 > node_max_bytes {
+                    // Large entries: a few fill the node, so it reserves its expected
+                    // final length at once (see `append_filling`); small ones append
+                    // as any vector grows.
+                    let limits = Limits {
+                        max_bytes: node_max_bytes,
+                        max_entries: cfg.stream_node_max_entries.max(0) as u64,
+                    };
+                    node.append_filling(new_id, pairs, limits);
+                } else {
+                    node.append(new_id, pairs);
+                }
                 appended = true;
             }
         }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Arrow batch paths and the Spark dedup, measured in one run.
 
-    python bench/bench_spark.py [--quick] [--spark-only | --stream-only] [--source-rows N]
+    python bench/bench_spark.py [--quick] [--spark-only | --stream-only | --dedup-only]
+                                [--source-rows N]
 
 Rows (``run(quick) -> list[dict]``, each with ``bench``, ``method``, ``rows``,
 ``seconds``, ``rows_per_s``, ``note``):
@@ -594,6 +595,15 @@ def run_stream_only(quick: bool, n_source: Optional[int] = None) -> List[Dict[st
     return bench_streaming(100_000 if quick else 1_000_000, log, n_source, 2 if quick else 3)
 
 
+def run_dedup_only(quick: bool) -> List[Dict[str, Any]]:
+    """Only the dedup rows (``--dedup-only``): the Spark dedup and its peers."""
+
+    def log(msg: str) -> None:
+        print(f"[bench_spark] {msg}", file=sys.stderr, flush=True)
+
+    return bench_dedup(200_000 if quick else 2_000_000, 2 if quick else DEDUP_REPS, log)
+
+
 def run_spark_only(quick: bool, n_source: Optional[int] = None) -> List[Dict[str, Any]]:
     """Only the Spark rows (``--spark-only``)."""
 
@@ -626,6 +636,7 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--spark-only", action="store_true", help="only the Spark rows")
     ap.add_argument("--stream-only", action="store_true", help="only the streaming rows")
+    ap.add_argument("--dedup-only", action="store_true", help="only the Spark dedup rows")
     ap.add_argument(
         "--source-rows",
         type=int,
@@ -635,6 +646,8 @@ if __name__ == "__main__":
     args = ap.parse_args()
     if args.stream_only:
         rows = run_stream_only(args.quick, args.source_rows)
+    elif args.dedup_only:
+        rows = run_dedup_only(args.quick)
     elif args.spark_only:
         rows = run_spark_only(args.quick, args.source_rows)
     else:

@@ -64,7 +64,8 @@ impl IdmpDedup {
         if iid.is_empty() {
             return Err(CmdError::idmp_empty_iid());
         }
-        if let Some(id) = self.producer.lookup(iid) {
+        let h = Producer::hash(iid);
+        if let Some(id) = self.producer.lookup_hashed(h, iid) {
             return Ok(XaddOutcome {
                 id,
                 duplicate: true,
@@ -85,7 +86,7 @@ impl IdmpDedup {
             return Err(CmdError::elements_too_large());
         }
         self.last = id;
-        self.producer.record(iid, id, self.maxsize);
+        self.producer.record_hashed(h, iid, id, self.maxsize);
         Ok(XaddOutcome {
             id,
             duplicate: false,

@@ -66,7 +66,17 @@ impl Producer {
 
     /// The stream ID an IID maps to.
     pub fn lookup(&self, iid: &[u8]) -> Option<StreamId> {
-        let h = hash_iid(iid);
+        self.lookup_hashed(hash_iid(iid), iid)
+    }
+
+    /// The hash [`Producer::lookup_hashed`] and [`Producer::record_hashed`] take: a caller
+    /// that looks an IID up and then records it hashes it once.
+    pub fn hash(iid: &[u8]) -> u64 {
+        hash_iid(iid)
+    }
+
+    /// [`Producer::lookup`] with the IID's [`Producer::hash`].
+    pub fn lookup_hashed(&self, h: u64, iid: &[u8]) -> Option<StreamId> {
         let head = self.head_seq;
         let fifo = &self.fifo;
         self.index
@@ -76,6 +86,10 @@ impl Producer {
 
     /// Record a new IID (the caller checked it is absent).
     pub fn insert(&mut self, iid: &[u8], id: StreamId) {
+        self.insert_hashed(hash_iid(iid), iid, id)
+    }
+
+    fn insert_hashed(&mut self, h: u64, iid: &[u8], id: StreamId) {
         let seq = self.head_seq + self.fifo.len() as u64;
         self.fifo.push_back(IidEntry {
             iid: Iid::from_slice(iid),
@@ -83,14 +97,18 @@ impl Producer {
         });
         let head = self.head_seq;
         let fifo = &self.fifo;
-        self.index.insert_unique(hash_iid(iid), seq, |&s| {
-            hash_iid(&fifo[(s - head) as usize].iid)
-        });
+        self.index
+            .insert_unique(h, seq, |&s| hash_iid(&fifo[(s - head) as usize].iid));
     }
 
     /// Record a new IID (absent before) and evict the oldest if the producer now holds
     /// more than `maxsize`; returns whether one was evicted.
     pub fn record(&mut self, iid: &[u8], id: StreamId, maxsize: u64) -> bool {
+        self.record_hashed(hash_iid(iid), iid, id, maxsize)
+    }
+
+    /// [`Producer::record`] with the IID's [`Producer::hash`].
+    pub fn record_hashed(&mut self, h: u64, iid: &[u8], id: StreamId, maxsize: u64) -> bool {
         // A producer never holds more than maxsize + 1 IIDs (for a moment): stop the FIFO's
         // doubling there instead of allocating up to twice that.
         let (len, cap) = (self.fifo.len(), self.fifo.capacity());
@@ -100,7 +118,7 @@ impl Producer {
         if len == cap && cap.saturating_mul(2) > bound && bound > len {
             self.fifo.reserve_exact(bound - len);
         }
-        self.insert(iid, id);
+        self.insert_hashed(h, iid, id);
         if self.len() as u64 > maxsize {
             self.pop_oldest();
             return true;

@@ -228,6 +228,7 @@ def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
     got = _xstreams._idmp_dedup([ok], "pid", "iid", "ts", "iid", 2, 4, False, False)
     assert got[0].column("entry_id").to_pylist() == ["5-0", "5-0"]
     assert got[0].column("duplicate").to_pylist() == [False, True]
+    assert got[0].column("original_id").to_pylist() == ["5-0", "5-0"]
     for bad in (
         pa.record_batch({"pid": ["a", None], "iid": ["x", "y"], "ts": [5, 6]}),
         pa.record_batch({"pid": ["a", "a"], "iid": ["x", ""], "ts": [5, 6]}),
@@ -239,3 +240,42 @@ def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
     empty_iid = pa.record_batch({"pid": ["a", "a"], "iid": ["x", ""], "ts": [5, 6]})
     with pytest.raises(ValueError, match="non-empty idempotent ID"):
         list(fn(iter([empty_iid])))
+
+
+@pytest.mark.parametrize("large", [False, True])
+@pytest.mark.parametrize("keep", ["all", "first"])
+def test_rust_kernel_output_columns(large, keep):
+    """The kernel returns the input columns unchanged, then ``entry_id``, ``duplicate``
+    and ``original_id`` (the same IDs: Spark adds no projection after it), or with
+    ``keep="first"`` the kept rows with ``entry_id`` only; string or large string IDs as
+    Spark's ``useLargeVarTypes`` asks, without nulls."""
+    import pyarrow as pa
+    from xstreams import _xstreams
+
+    t = NOW
+    batches = [
+        pa.record_batch(
+            {"pid": ["a", "b", "a"], "iid": ["x", "x", "x"], "ts": [t + 7, t + 8, t + 1009]}
+        ),
+        pa.record_batch({"pid": ["b", "a"], "iid": ["y", "x"], "ts": [t + 8, t + 3500]}),
+    ]
+    out = _xstreams._idmp_dedup(batches, "pid", "iid", "ts", "iid", 2, 4, keep == "first", large)
+    table = pa.Table.from_batches(out)
+    id_type = pa.large_string() if large else pa.string()
+    if keep == "all":
+        assert table.column_names == ["pid", "iid", "ts", "entry_id", "duplicate", "original_id"]
+        assert table.column("pid").to_pylist() == ["a", "b", "a", "b", "a"]
+        # a: x at 7 (new), x at 1009 (duplicate), x at 3500 (expired after 2 s: new);
+        # b: x at 8 and y at 8 (same ms: the next sequence).
+        want = [f"{t + 7}-0", f"{t + 8}-0", f"{t + 7}-0", f"{t + 8}-1", f"{t + 3500}-0"]
+        assert table.column("entry_id").to_pylist() == want
+        assert table.column("duplicate").to_pylist() == [False, False, True, False, False]
+        assert table.column("original_id").to_pylist() == table.column("entry_id").to_pylist()
+        assert table.schema.field("original_id").type == id_type
+        assert table.column("duplicate").null_count == 0
+    else:
+        assert table.column_names == ["pid", "iid", "ts", "entry_id"]
+        want = [f"{t + 7}-0", f"{t + 8}-0", f"{t + 8}-1", f"{t + 3500}-0"]
+        assert table.column("entry_id").to_pylist() == want
+    assert table.schema.field("entry_id").type == id_type
+    assert table.column("entry_id").null_count == 0

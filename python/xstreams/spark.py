@@ -165,8 +165,6 @@ class _DedupPartition:
                 self.large,
             )
             if out is not None:
-                # original_id is added by Spark (a copy of entry_id): one string column
-                # less through Arrow and back into rows.
                 yield from out
                 return
             # Input it does not take (nulls, other types, rows XADD refuses): the store's
@@ -180,7 +178,7 @@ class _DedupPartition:
             }
         )
         fields = self.content if self.content is not None else [self.iid]
-        names = [*table.schema.names, *_DEDUP_COLUMNS[:2]]
+        names = [*table.schema.names, *_DEDUP_COLUMNS]
         try:
             for batch in table.to_batches(max_chunksize=_DEDUP_CHUNK):
                 res = store.xadd_batch(
@@ -210,7 +208,7 @@ class _DedupPartition:
                         names=[*table.schema.names, "entry_id"],
                     )
                 else:
-                    yield pa.RecordBatch.from_arrays([*batch.columns, ids, dup], names=names)
+                    yield pa.RecordBatch.from_arrays([*batch.columns, ids, dup, ids], names=names)
         finally:
             store.close()
 
@@ -278,15 +276,18 @@ def dedup(
     parted = df.repartition(partitions, producer) if partitions else df.repartition(producer)
     extra = [StructField("entry_id", StringType(), True)]
     if keep == "all":
-        extra += [StructField("duplicate", BooleanType(), False)]
+        # original_id comes out of the worker (the entry_id array again) rather than
+        # from a Spark projection after mapInArrow, which copied every output row once
+        # more (docs/spark.md, Speed).
+        extra += [
+            StructField("duplicate", BooleanType(), False),
+            StructField("original_id", StringType(), True),
+        ]
     schema = StructType([*df.schema.fields, *extra])
     fn = _DedupPartition(
         producer, iid, content, time, ties, duration, maxsize, _large_strings(df), keep
     )
-    out = parted.mapInArrow(fn, schema)
-    if keep == "all":
-        out = out.withColumn("original_id", F.col("entry_id"))
-    return out
+    return parted.mapInArrow(fn, schema)
 
 
 # ----------------------------------------------------------------------------------- load

@@ -4,9 +4,10 @@
 //! It groups the rows by producer, sorts each producer's rows by (time, tie column, input
 //! position) -- the order the Python reference sorts them in -- and asks
 //! [`xstreams_core::dedup::IdmpDedup`] for each row's XADD IDMP answer. The input batches
-//! come back as they are (no copy of their columns), with `entry_id` and `duplicate`
-//! appended (the caller's `original_id` is a copy Spark makes of `entry_id`); with
-//! `keep_first` only the rows that are not duplicates, with `entry_id`.
+//! come back as they are (no copy of their columns), with `entry_id`, `duplicate` and
+//! `original_id` appended (`original_id` is the `entry_id` array itself, shared, not a
+//! copy: Spark copying it in a projection after `mapInArrow` cost a second copy of every
+//! output row); with `keep_first` only the rows that are not duplicates, with `entry_id`.
 //!
 //! Input the kernel does not take (nulls in the producer, time or IID columns, an empty
 //! producer or IID, other column types, a row the XADD would refuse) makes it return
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, BooleanArray, LargeStringArray, RecordBatch, StringArray};
-use arrow_buffer::{Buffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema};
 use hashbrown::HashMap;
 use pyo3::exceptions::PyValueError;
@@ -116,14 +117,25 @@ fn tie_values<'a>(batches: &'a [RecordBatch], idx: usize) -> Option<Tie<'a>> {
     }
 }
 
-/// Row numbers grouped by producer (first-seen order), each group sorted by (time, tie,
+/// One row as the kernel visits it: its time and IID inline, so that sorting a producer's
+/// rows and feeding them to the IDMP state read memory in order (indexing the
+/// partition-wide columns through a permutation missed the cache on every row).
+#[derive(Clone, Copy)]
+struct Rec<'a> {
+    time: i64,
+    iid: &'a [u8],
+    row: u32,
+}
+
+/// The rows grouped by producer (first-seen order), each group sorted by (time, tie,
 /// row): the order the reference's stable sort by (producer, time, tie) gives within a
-/// producer.
-fn producer_order(
+/// producer; and where each group starts.
+fn producer_order<'a>(
     pids: &[&[u8]],
     times: &[i64],
-    tie: &dyn Fn(u32, u32) -> std::cmp::Ordering,
-) -> (Vec<u32>, Vec<usize>) {
+    iids: &[&'a [u8]],
+    tie: &dyn Fn(&Rec<'a>, &Rec<'a>) -> std::cmp::Ordering,
+) -> (Vec<Rec<'a>>, Vec<usize>) {
     let mut index: HashMap<&[u8], u32> = HashMap::new();
     let mut group: Vec<u32> = Vec::with_capacity(pids.len());
     for p in pids {
@@ -138,27 +150,36 @@ fn producer_order(
         starts[i] += starts[i - 1];
     }
     let mut fill = starts.clone();
-    let mut order = vec![0u32; pids.len()];
+    let blank = Rec {
+        time: 0,
+        iid: &[],
+        row: 0,
+    };
+    let mut order = vec![blank; pids.len()];
     for (row, &g) in group.iter().enumerate() {
-        order[fill[g as usize]] = row as u32;
+        order[fill[g as usize]] = Rec {
+            time: times[row],
+            iid: iids[row],
+            row: row as u32,
+        };
         fill[g as usize] += 1;
     }
     for w in starts.windows(2) {
-        order[w[0]..w[1]].sort_unstable_by(|&a, &b| {
-            times[a as usize]
-                .cmp(&times[b as usize])
+        order[w[0]..w[1]].sort_unstable_by(|a, b| {
+            a.time
+                .cmp(&b.time)
                 .then_with(|| tie(a, b))
-                .then(a.cmp(&b))
+                .then(a.row.cmp(&b.row))
         });
     }
     (order, starts)
 }
 
-/// Entry IDs as `<ms>-<seq>` text for the `count` rows `rows` of `ids` (sized by the
+/// Entry IDs as `<ms>-<seq>` text for the `count` rows `rows` of `answers` (sized by the
 /// rows of one output batch, not by the partition's: a partition-sized buffer per batch
 /// cost more in zeroed pages than the whole dedup).
 fn id_strings(
-    ids: &[StreamId],
+    answers: &[(StreamId, bool)],
     rows: impl Iterator<Item = usize>,
     count: usize,
     large: bool,
@@ -168,7 +189,7 @@ fn id_strings(
     offsets.push(0);
     let mut buf = itoa::Buffer::new();
     for r in rows {
-        let id = ids[r];
+        let id = answers[r].0;
         data.extend_from_slice(buf.format(id.ms).as_bytes());
         data.push(b'-');
         data.extend_from_slice(buf.format(id.seq).as_bytes());
@@ -241,32 +262,30 @@ pub fn _idmp_dedup<'py>(
             None => return Ok(None),
         }
     };
-    let tie_cmp = |a: u32, b: u32| -> std::cmp::Ordering {
-        let (a, b) = (a as usize, b as usize);
+    let tie_cmp = |a: &Rec, b: &Rec| -> std::cmp::Ordering {
+        let (ra, rb) = (a.row as usize, b.row as usize);
         match &tie_vals {
-            None => iids[a].cmp(iids[b]),
-            Some(Tie::Ints(v)) => v[a].cmp(&v[b]),
-            Some(Tie::Bytes(v)) => v[a].cmp(&v[b]),
+            None => a.iid.cmp(b.iid),
+            Some(Tie::Ints(v)) => v[ra].cmp(&v[rb]),
+            Some(Tie::Bytes(v)) => v[ra].cmp(&v[rb]),
         }
     };
-    let (order, starts) = producer_order(&pids, &times, &tie_cmp);
+    let (order, starts) = producer_order(&pids, &times, &iids, &tie_cmp);
+    drop((pids, times));
     let field_len = iid.len() as u64;
     let mut kernel = IdmpDedup::new(duration, maxsize);
-    let mut ids = vec![StreamId::MIN; n];
-    let mut dup = vec![false; n];
+    // Each row's answer, in input order: the ID, and whether it is a duplicate.
+    let mut answers = vec![(StreamId::MIN, false); n];
     for w in starts.windows(2) {
         kernel.next_producer();
-        for &row in &order[w[0]..w[1]] {
-            let r = row as usize;
-            match kernel.add(times[r], iids[r], field_len + iids[r].len() as u64) {
-                Ok(o) => {
-                    ids[r] = o.id;
-                    dup[r] = o.duplicate;
-                }
+        for rec in &order[w[0]..w[1]] {
+            match kernel.add(rec.time, rec.iid, field_len + rec.iid.len() as u64) {
+                Ok(o) => answers[rec.row as usize] = (o.id, o.duplicate),
                 Err(_) => return Ok(None),
             }
         }
     }
+    drop(order);
     // Output: the input batches with the answers appended.
     let id_type = if large {
         DataType::LargeUtf8
@@ -274,9 +293,10 @@ pub fn _idmp_dedup<'py>(
         DataType::Utf8
     };
     let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
-    fields.push(Arc::new(Field::new("entry_id", id_type, true)));
+    fields.push(Arc::new(Field::new("entry_id", id_type.clone(), true)));
     if !keep_first {
         fields.push(Arc::new(Field::new("duplicate", DataType::Boolean, true)));
+        fields.push(Arc::new(Field::new("original_id", id_type, true)));
     }
     let out_schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
     let out = PyList::empty(py);
@@ -285,18 +305,23 @@ pub fn _idmp_dedup<'py>(
         let len = b.num_rows();
         let rows = base..base + len;
         let batch = if keep_first {
-            let keep = BooleanArray::from_iter(dup[rows.clone()].iter().map(|d| Some(!d)));
+            let keep = BooleanArray::new(
+                BooleanBuffer::collect_bool(len, |i| !answers[base + i].1),
+                None,
+            );
             let kept = arrow_select::filter::filter_record_batch(b, &keep).map_err(value_err)?;
             let kept_rows = kept.num_rows();
-            let idcol = id_strings(&ids, rows.filter(|&r| !dup[r]), kept_rows, large);
+            let idcol = id_strings(&answers, rows.filter(|&r| !answers[r].1), kept_rows, large);
             let mut cols = kept.columns().to_vec();
             cols.push(idcol);
             RecordBatch::try_new(out_schema.clone(), cols).map_err(value_err)?
         } else {
-            let idcol = id_strings(&ids, rows.clone(), len, large);
+            let idcol = id_strings(&answers, rows, len, large);
             let mut cols = b.columns().to_vec();
+            cols.push(idcol.clone());
+            let dup = BooleanBuffer::collect_bool(len, |i| answers[base + i].1);
+            cols.push(Arc::new(BooleanArray::new(dup, None)));
             cols.push(idcol);
-            cols.push(Arc::new(BooleanArray::from(dup[rows].to_vec())));
             RecordBatch::try_new(out_schema.clone(), cols).map_err(value_err)?
         };
         base += len;

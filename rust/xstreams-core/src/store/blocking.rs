@@ -65,16 +65,18 @@ pub(super) struct Signals {
 }
 
 impl Signals {
+    #[inline]
     pub(super) fn add(&mut self, keys: Vec<(usize, Vec<u8>)>, flushed_dbs: u32) {
+        self.flushed_dbs |= flushed_dbs;
         for k in keys {
             if !self.keys.contains(&k) {
                 self.keys.push(k);
             }
         }
-        self.flushed_dbs |= flushed_dbs;
     }
 
-    fn is_empty(&self) -> bool {
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
         self.keys.is_empty() && self.flushed_dbs == 0
     }
 }

@@ -111,10 +111,16 @@ impl Session<'_> {
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
-        let _ = self.st.end_log_block();
-        if self.st.serve(std::mem::take(&mut self.sig)) {
+        // Most sessions are one command on an in-memory store that nobody waits on:
+        // checked here, before any call.
+        if self.st.journal.is_some() {
+            let _ = self.st.end_log_block();
+        }
+        if !self.sig.is_empty() && self.st.serve(std::mem::take(&mut self.sig)) {
             self.store.shared.cond.notify_all();
         }
-        self.store.maybe_compact(&mut self.st);
+        if self.st.journal.is_some() {
+            self.store.maybe_compact(&mut self.st);
+        }
     }
 }

@@ -140,16 +140,24 @@ impl<V: Copy> IdMap<V> {
 
     /// Remove `id`, returning its value.
     pub fn remove(&mut self, id: &StreamId) -> Option<V> {
+        // The oldest entry goes most (acknowledged first): popped without a search.
+        if let Some(c) = self.chunks.front_mut() {
+            if c.front().is_some_and(|e| e.0 == *id) {
+                let (_, v) = c.pop_front().expect("the front entry");
+                self.len -= 1;
+                let left = c.len();
+                if left == 0 {
+                    self.chunks.pop_front();
+                    self.lasts.pop_front();
+                } else if left < CAP / 4 {
+                    self.merge(0);
+                }
+                return Some(v);
+            }
+        }
         let (ci, pos) = self.find(id)?;
         let c = &mut self.chunks[ci];
-        // The oldest entry goes most (acknowledged first): pop it without the general
-        // removal's shifting.
-        let (_, v) = if pos == 0 {
-            c.pop_front()
-        } else {
-            c.remove(pos)
-        }
-        .expect("position found");
+        let (_, v) = c.remove(pos).expect("position found");
         self.len -= 1;
         let left = c.len();
         if left == 0 {

@@ -206,10 +206,11 @@ impl GroupMut<'_> {
         let meta = self.stream.meta();
         let four = min_idle != -1;
         let Stream { rax, groups, .. } = &mut *self.stream;
+        let mut acted = false;
         for e in RangeIter::new(rax, start, StreamId::MAX, false) {
             let id = e.id;
             if !d.budget.admit(Some(&e), id, four) {
-                return;
+                break;
             }
             let cg = groups.get(g);
             if id > cg.last_id {
@@ -231,7 +232,7 @@ impl GroupMut<'_> {
             if !noack {
                 let mut to_tail = false;
                 match groups.add_or_find_pending(g, id, Some(c), now) {
-                    Ok(p) => to_tail = groups.get(g).out_of_order(p),
+                    Ok(p) => to_tail = d.record && groups.get(g).out_of_order(p),
                     Err(p) => {
                         let cg = groups.get_mut(g);
                         cg.set_owner(p, c);
@@ -240,12 +241,16 @@ impl GroupMut<'_> {
                     }
                 }
                 d.delivered(id, 1, true, to_tail);
-                groups.get_mut(g).consumer_mut(c).active_time = now;
+                acted = true;
                 *d.dirty += 1;
             }
             if count != 0 && count == served {
                 break;
             }
+        }
+        // The consumer's active time, once for the entries it took (`now` is fixed).
+        if acted {
+            groups.get_mut(g).consumer_mut(c).active_time = now;
         }
     }
 }

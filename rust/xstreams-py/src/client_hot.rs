@@ -128,9 +128,9 @@ fn xadd_plain(
 }
 
 /// XACK of at least one ID as a typed call: the IDs' bytes borrowed from the tuple and
-/// parsed in one pass before the store is locked (no argument vector, no command
-/// lookup); an invalid one is reported where XACK checks: writes refused, the key's
-/// type, 0 without the key or the group, then every ID strictly.
+/// parsed before the store is locked (no argument vector, no command lookup); the first
+/// invalid one is reported where XACK checks: writes refused, the key's type, 0 without
+/// the key or the group, then every ID strictly.
 fn xack_fast(
     py: Python<'_>,
     f: &Fast,
@@ -144,19 +144,14 @@ fn xack_fast(
     let items: Vec<_> = (0..ids.len())
         .map(|i| ids.get_borrowed_item(i))
         .collect::<PyResult<_>>()?;
-    let mut raw_ids = Vec::with_capacity(items.len());
-    let mut parsed: Vec<StreamId> = Vec::with_capacity(items.len());
-    let mut bad = false;
-    for item in &items {
-        let raw = arg_bytes(py, item)?;
-        if !bad {
-            match cmd_args::strict_id(&raw) {
-                Ok(id) => parsed.push(id),
-                Err(_) => bad = true,
-            }
-        }
-        raw_ids.push(raw);
-    }
+    let raw_ids = items
+        .iter()
+        .map(|i| arg_bytes(py, i))
+        .collect::<PyResult<Vec<_>>>()?;
+    let parsed = raw_ids
+        .iter()
+        .map(|i| cmd_args::strict_id(i))
+        .collect::<Result<Vec<StreamId>, _>>();
     let (key, group) = (key.as_ref(), group.as_ref());
     let db = f.db;
     let acked = locked(py, f, false, |sess| {
@@ -175,10 +170,8 @@ fn xack_fast(
                 if !known {
                     return Ok(0);
                 }
-                if bad {
-                    return Err(CmdError::invalid_stream_id());
-                }
-                xack_typed(ctx, key, group, &parsed)
+                let ids = parsed.as_ref().map_err(Clone::clone)?;
+                xack_typed(ctx, key, group, ids)
             })
         })
     })?;

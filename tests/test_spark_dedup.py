@@ -170,8 +170,9 @@ def test_keep_first_is_the_rows_that_are_not_duplicates(spark):  # noqa: F811
         xs.dedup(df, keep="last")
 
 
-def _partition_rows(seed: int, n: int = 600) -> Any:
-    """One partition as Spark hands it over: several Arrow batches, producers mixed."""
+def _partition_rows(seed: int, n: int = 600, long_iids: bool = False) -> Any:
+    """One partition as Spark hands it over: several Arrow batches, producers mixed;
+    ``long_iids``: IIDs of 1 to 60 bytes whose order differs from their numbers'."""
     import pyarrow as pa
 
     rng = random.Random(seed)
@@ -182,7 +183,8 @@ def _partition_rows(seed: int, n: int = 600) -> Any:
         t[p] += rng.choice([0, 0, 1, 7, 400, 999, 1000, 2500])
         cols["rid"].append(rid)
         cols["pid"].append(f"p{p}")
-        cols["iid"].append(f"e{rng.randint(0, 20)}")
+        k = rng.randint(0, 20)
+        cols["iid"].append(f"{'z' * (k * 37 % 59)}e{k}" if long_iids else f"e{k}")
         cols["ts"].append(t[p])
         cols["ord"].append(rng.choice([None, *range(5)]))
     table = pa.table(cols)
@@ -193,14 +195,16 @@ def _partition_rows(seed: int, n: int = 600) -> Any:
 @pytest.mark.parametrize("seed", [11, 12, 13])
 @pytest.mark.parametrize("order", [None, "ord"])
 @pytest.mark.parametrize("keep", ["all", "first"])
-def test_rust_kernel_matches_the_store_path(seed, order, keep, monkeypatch):
+@pytest.mark.parametrize("long_iids", [False, True])
+def test_rust_kernel_matches_the_store_path(seed, order, keep, long_iids, monkeypatch):
     """The one-call Rust kernel and the general path (a private Store fed by xadd_batch)
-    give the same rows, for times around the epoch, equal times, ties by iid or by an
-    order column with nulls, size and time eviction."""
+    give the same rows, for times around the epoch, equal times, ties by iid (short, or
+    long and of mixed lengths) or by an order column with nulls, size and time
+    eviction."""
     import pyarrow as pa
     from xstreams import _xstreams
 
-    batches = _partition_rows(seed)
+    batches = _partition_rows(seed, long_iids=long_iids)
     fn = xs._DedupPartition(
         "pid", "iid", None, "ts", [order or "iid"], duration=2, maxsize=4, large=False, keep=keep
     )

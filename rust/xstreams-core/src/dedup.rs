@@ -19,7 +19,7 @@
 use crate::command::XaddOutcome;
 use crate::db::{due_tick, IDMP_SWEEP_PERIOD_MS};
 use crate::error::CmdError;
-use crate::idmp::Producer;
+use crate::idmp::{Probe, Producer};
 use crate::stream::STREAM_LISTPACK_MAX_SIZE;
 use crate::StreamId;
 
@@ -64,8 +64,8 @@ impl IdmpDedup {
         if iid.is_empty() {
             return Err(CmdError::idmp_empty_iid());
         }
-        let h = Producer::hash(iid);
-        if let Some(id) = self.producer.lookup_hashed(h, iid) {
+        let probe = Probe::new(iid);
+        if let Some(id) = self.producer.lookup_probe(&probe) {
             return Ok(XaddOutcome {
                 id,
                 duplicate: true,
@@ -86,7 +86,7 @@ impl IdmpDedup {
             return Err(CmdError::elements_too_large());
         }
         self.last = id;
-        self.producer.record_hashed(h, iid, id, self.maxsize);
+        self.producer.record_probe(&probe, id, self.maxsize);
         Ok(XaddOutcome {
             id,
             duplicate: false,

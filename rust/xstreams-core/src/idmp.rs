@@ -7,7 +7,10 @@
 //!
 //! Memory: an IID entry is a 40-byte FIFO slot (16-byte IIDs, as IDMPAUTO makes, are
 //! stored inline) plus an 8-byte slot in a SwissTable index (`hashbrown::HashTable`) of FIFO
-//! sequence numbers — about 50 bytes per tracked IID, against 72 in redis-server.
+//! sequence numbers — about 50 bytes per tracked IID, against 72 in redis-server. A
+//! producer of at most [`SMALL`] IIDs (short windows keep only a few) has no index: its
+//! lookups compare the FIFO's IIDs, which costs less than hashing, probing and keeping an
+//! index up to date.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::hash::BuildHasher;
@@ -27,13 +30,41 @@ struct IidEntry {
     id: StreamId,
 }
 
-/// The IIDs of one producer: FIFO of entries plus a hash index of FIFO positions.
+/// Up to this many IIDs a producer keeps no index (see the module docs).
+pub const SMALL: usize = 8;
+
+/// The IIDs of one producer: FIFO of entries plus, above [`SMALL`] IIDs, a hash index of
+/// FIFO positions.
 #[derive(Clone, Default)]
 pub struct Producer {
     fifo: VecDeque<IidEntry>,
     /// Sequence number of `fifo[0]`; entry `k` has sequence `head_seq + k`.
     head_seq: u64,
+    /// Every FIFO entry's sequence number when `indexed`; empty otherwise.
     index: HashTable<u64>,
+    /// Built once the FIFO outgrew [`SMALL`]; dropped when the FIFO empties.
+    indexed: bool,
+}
+
+/// An IID about to be looked up and perhaps recorded: its hash is computed at most once,
+/// and only if the producer has an index.
+pub struct Probe<'a> {
+    iid: &'a [u8],
+    hash: std::cell::OnceCell<u64>,
+}
+
+impl<'a> Probe<'a> {
+    /// A probe for `iid`.
+    pub fn new(iid: &'a [u8]) -> Self {
+        Probe {
+            iid,
+            hash: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn hash(&self) -> u64 {
+        *self.hash.get_or_init(|| hash_iid(self.iid))
+    }
 }
 
 impl std::fmt::Debug for Producer {
@@ -66,49 +97,64 @@ impl Producer {
 
     /// The stream ID an IID maps to.
     pub fn lookup(&self, iid: &[u8]) -> Option<StreamId> {
-        self.lookup_hashed(hash_iid(iid), iid)
+        self.lookup_probe(&Probe::new(iid))
     }
 
-    /// The hash [`Producer::lookup_hashed`] and [`Producer::record_hashed`] take: a caller
-    /// that looks an IID up and then records it hashes it once.
-    pub fn hash(iid: &[u8]) -> u64 {
-        hash_iid(iid)
-    }
-
-    /// [`Producer::lookup`] with the IID's [`Producer::hash`].
-    pub fn lookup_hashed(&self, h: u64, iid: &[u8]) -> Option<StreamId> {
-        let head = self.head_seq;
+    /// [`Producer::lookup`] of a [`Probe`] that [`Producer::record_probe`] may record next.
+    pub fn lookup_probe(&self, probe: &Probe) -> Option<StreamId> {
         let fifo = &self.fifo;
+        if !self.indexed {
+            return fifo
+                .iter()
+                .find(|e| e.iid.as_slice() == probe.iid)
+                .map(|e| e.id);
+        }
+        let head = self.head_seq;
         self.index
-            .find(h, |&s| fifo[(s - head) as usize].iid.as_slice() == iid)
+            .find(probe.hash(), |&s| {
+                fifo[(s - head) as usize].iid.as_slice() == probe.iid
+            })
             .map(|&s| fifo[(s - head) as usize].id)
     }
 
     /// Record a new IID (the caller checked it is absent).
     pub fn insert(&mut self, iid: &[u8], id: StreamId) {
-        self.insert_hashed(hash_iid(iid), iid, id)
+        self.insert_probe(&Probe::new(iid), id)
     }
 
-    fn insert_hashed(&mut self, h: u64, iid: &[u8], id: StreamId) {
+    fn insert_probe(&mut self, probe: &Probe, id: StreamId) {
         let seq = self.head_seq + self.fifo.len() as u64;
         self.fifo.push_back(IidEntry {
-            iid: Iid::from_slice(iid),
+            iid: Iid::from_slice(probe.iid),
             id,
         });
         let head = self.head_seq;
         let fifo = &self.fifo;
-        self.index
-            .insert_unique(h, seq, |&s| hash_iid(&fifo[(s - head) as usize].iid));
+        if self.indexed {
+            self.index.insert_unique(probe.hash(), seq, |&s| {
+                hash_iid(&fifo[(s - head) as usize].iid)
+            });
+        } else if fifo.len() > SMALL {
+            self.index
+                .reserve(fifo.len(), |&s| hash_iid(&fifo[(s - head) as usize].iid));
+            for (k, e) in fifo.iter().enumerate() {
+                self.index
+                    .insert_unique(hash_iid(&e.iid), head + k as u64, |&s| {
+                        hash_iid(&fifo[(s - head) as usize].iid)
+                    });
+            }
+            self.indexed = true;
+        }
     }
 
     /// Record a new IID (absent before) and evict the oldest if the producer now holds
     /// more than `maxsize`; returns whether one was evicted.
     pub fn record(&mut self, iid: &[u8], id: StreamId, maxsize: u64) -> bool {
-        self.record_hashed(hash_iid(iid), iid, id, maxsize)
+        self.record_probe(&Probe::new(iid), id, maxsize)
     }
 
-    /// [`Producer::record`] with the IID's [`Producer::hash`].
-    pub fn record_hashed(&mut self, h: u64, iid: &[u8], id: StreamId, maxsize: u64) -> bool {
+    /// [`Producer::record`] of the [`Probe`] [`Producer::lookup_probe`] looked up.
+    pub fn record_probe(&mut self, probe: &Probe, id: StreamId, maxsize: u64) -> bool {
         // A producer never holds more than maxsize + 1 IIDs (for a moment): stop the FIFO's
         // doubling there instead of allocating up to twice that.
         let (len, cap) = (self.fifo.len(), self.fifo.capacity());
@@ -118,7 +164,7 @@ impl Producer {
         if len == cap && cap.saturating_mul(2) > bound && bound > len {
             self.fifo.reserve_exact(bound - len);
         }
-        self.insert_hashed(h, iid, id);
+        self.insert_probe(probe, id);
         if self.len() as u64 > maxsize {
             self.pop_oldest();
             return true;
@@ -146,8 +192,13 @@ impl Producer {
     pub fn pop_oldest(&mut self) {
         if let Some(e) = self.fifo.pop_front() {
             let seq = self.head_seq;
-            if let Ok(entry) = self.index.find_entry(hash_iid(&e.iid), |&s| s == seq) {
-                entry.remove();
+            if self.indexed {
+                if self.fifo.is_empty() {
+                    self.index.clear();
+                    self.indexed = false;
+                } else if let Ok(entry) = self.index.find_entry(hash_iid(&e.iid), |&s| s == seq) {
+                    entry.remove();
+                }
             }
             self.head_seq += 1;
         }
@@ -367,8 +418,11 @@ impl IdmpState {
                     self.maxsize
                 ));
             }
-            if p.index.len() != p.len() {
+            if p.indexed && p.index.len() != p.len() {
                 return Err("producer index and FIFO sizes differ".into());
+            }
+            if !p.indexed && (!p.index.is_empty() || p.len() > SMALL) {
+                return Err("producer of more than SMALL IIDs without an index".into());
             }
             for (iid, id) in p.iter() {
                 if p.lookup(iid) != Some(id) {
@@ -431,6 +485,52 @@ mod tests {
         assert!(s.expire(1_000_000));
         assert_eq!(s.pids_tracked(), 0);
         s.validate().unwrap();
+    }
+
+    /// A producer crosses [`SMALL`] both ways: the index is built with every IID the
+    /// FIFO holds, kept up to date while it shrinks, and dropped when the FIFO empties;
+    /// lookups agree with a plain map throughout.
+    #[test]
+    fn producer_index_is_built_above_small_and_dropped_when_empty() {
+        let mut p = Producer::default();
+        let mut live: std::collections::VecDeque<(Vec<u8>, StreamId)> = Default::default();
+        let check = |p: &Producer, live: &std::collections::VecDeque<(Vec<u8>, StreamId)>| {
+            assert_eq!(p.len(), live.len());
+            assert_eq!(
+                p.indexed,
+                p.len() > SMALL || (p.indexed && !live.is_empty())
+            );
+            if p.indexed {
+                assert_eq!(p.index.len(), p.len());
+            }
+            for (iid, id) in live {
+                assert_eq!(p.lookup(iid), Some(*id));
+            }
+            assert_eq!(p.lookup(b"never"), None);
+        };
+        let maxsize = 3 * SMALL as u64;
+        for round in 0..3u64 {
+            // Grow past the eviction size (oldest evicted), then shrink to empty.
+            for i in 0..4 * SMALL as u64 {
+                let iid = format!("r{round}-{i}-{}", "x".repeat(i as usize % 20)).into_bytes();
+                let id = StreamId::new(round * 1000 + i, 0);
+                assert_eq!(p.lookup(&iid), None);
+                let evicted = p.record(&iid, id, maxsize);
+                live.push_back((iid, id));
+                assert_eq!(evicted, live.len() as u64 > maxsize);
+                if evicted {
+                    live.pop_front();
+                }
+                check(&p, &live);
+            }
+            assert!(p.indexed);
+            while !live.is_empty() {
+                p.pop_oldest();
+                live.pop_front();
+                check(&p, &live);
+            }
+            assert!(!p.indexed && p.index.is_empty());
+        }
     }
 
     #[test]

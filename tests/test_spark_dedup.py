@@ -283,3 +283,29 @@ def test_rust_kernel_output_columns(large, keep):
         assert table.column("entry_id").to_pylist() == want
     assert table.schema.field("entry_id").type == id_type
     assert table.column("entry_id").null_count == 0
+
+
+def test_rust_kernel_ids_of_every_width():
+    """Entry IDs as ``<ms>-<seq>`` text for times of every width (the common 13 digits
+    and a one-digit sequence are written by a fixed-width path, the rest by another):
+    12 new IIDs in one millisecond take sequences 0 to 11 (1 to 12 at time 0: a stream's
+    first ID is above 0-0)."""
+    import pyarrow as pa
+    from xstreams import _xstreams
+
+    times = [0, 7, 999_999_999_999, 1_000_000_000_000, 1_234_567_890_109,
+             9_999_999_999_999, 10_000_000_000_000, 2**63 - 1]  # fmt: skip
+    pids, iids, ts, want = [], [], [], []
+    for p, t in enumerate(times):
+        for k in range(12):
+            pids.append(f"p{p}")
+            iids.append(f"e{k:02}")  # ties in one millisecond go by IID
+            ts.append(t)
+            want.append(f"{t}-{k + (t == 0)}")
+    batch = pa.record_batch({"pid": pids, "iid": iids, "ts": ts})
+    out = _xstreams._idmp_dedup([batch], "pid", "iid", "ts", "iid", 2, 100, False, False)
+    table = pa.Table.from_batches(out)
+    assert table.column("entry_id").to_pylist() == want
+    assert table.column("original_id").to_pylist() == want
+    assert not any(table.column("duplicate").to_pylist())
+

@@ -308,4 +308,3 @@ def test_rust_kernel_ids_of_every_width():
     assert table.column("entry_id").to_pylist() == want
     assert table.column("original_id").to_pylist() == want
     assert not any(table.column("duplicate").to_pylist())
-

@@ -74,6 +74,13 @@ pub fn str_element(s: &[u8]) -> u64 {
 /// terminator (the live and deleted counters are accounted separately because they
 /// change).
 pub fn master_entry_bytes(fields: &[&[u8]]) -> u64 {
+    master_entry_bytes_of(fields.iter())
+}
+
+/// [`master_entry_bytes`] of the field names an iterator yields.
+pub fn master_entry_bytes_of<'a, 'b: 'a>(
+    fields: impl ExactSizeIterator<Item = &'a &'b [u8]>,
+) -> u64 {
     let mut n = int_element(fields.len() as i64) + int_element(0);
     for f in fields {
         n += str_element(f);

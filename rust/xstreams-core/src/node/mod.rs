@@ -63,30 +63,65 @@ pub struct StreamNode {
 impl StreamNode {
     /// A node holding one entry; `pairs` alternates fields and values.
     pub fn new(id: StreamId, pairs: &[&[u8]]) -> StreamNode {
-        let nfields = pairs.len() / 2;
+        let mut node = StreamNode::unwritten(id, pairs);
         // Room for the master fields and the first entry (whose values are stored once
         // more) up front; at least 64 bytes, so small entries double from there.
         let first: usize = pairs.iter().map(|p| p.len() + 2).sum::<usize>() + 40;
-        let mut buf = Vec::with_capacity(first.max(64));
-        put_varint(&mut buf, nfields as u64);
-        let fields: Vec<&[u8]> = pairs.iter().step_by(2).copied().collect();
-        for f in &fields {
-            put_varint(&mut buf, f.len() as u64);
-            buf.extend_from_slice(f);
-        }
-        let master_len = buf.len() as u32;
-        let mut node = StreamNode {
+        node.buf.reserve_exact(first.max(64));
+        node.push_first(id, pairs);
+        node
+    }
+
+    /// [`StreamNode::new`] for a node that fills up to `limits` (a stream of large
+    /// entries that has just closed its last node full): the buffer is allocated at
+    /// once at the length the node is expected to have when it closes, were the coming
+    /// entries the size of this one (as [`StreamNode::append_filling`] grows to), but
+    /// at most the listpack byte limit. A node of 512-byte entries is then allocated
+    /// once, never reallocated while it fills, and closes without a copy.
+    pub fn new_filling(id: StreamId, pairs: &[&[u8]], limits: Limits) -> StreamNode {
+        let mut node = StreamNode::unwritten(id, pairs);
+        let layout = node.layout(id, pairs, true);
+        let entry_lp = lpsize::entry_bytes(id, id, pairs, true);
+        let needed = node.master_len as usize + layout.3;
+        let expected = node.expected_len(pairs, needed, layout.3, entry_lp, 1, limits);
+        let cap = limits.max_bytes.max(needed as u64);
+        node.buf
+            .reserve_exact(expected.min(cap).max(needed as u64) as usize);
+        node.push_first(id, pairs);
+        node
+    }
+
+    /// A node for the fields of `pairs` with master ID `id`, its buffer not yet written
+    /// (nor allocated); [`StreamNode::push_first`] writes it.
+    fn unwritten(id: StreamId, pairs: &[&[u8]]) -> StreamNode {
+        let fields = pairs.iter().step_by(2);
+        let master_len = varint_len(fields.len() as u64)
+            + fields
+                .clone()
+                .map(|f| varint_len(f.len() as u64) + f.len())
+                .sum::<usize>();
+        StreamNode {
             master: id,
             last: id,
             live: 0,
             deleted: 0,
-            nfields_master: nfields as u32,
-            master_len,
-            lp_body: lpsize::master_entry_bytes(&fields),
-            buf,
-        };
-        node.push_entry(id, pairs, true, lpsize::entry_bytes(id, id, pairs, true));
-        node
+            nfields_master: fields.len() as u32,
+            master_len: master_len as u32,
+            lp_body: lpsize::master_entry_bytes_of(fields),
+            buf: Vec::new(),
+        }
+    }
+
+    /// Write the master fields and the first entry into the buffer of an
+    /// [`StreamNode::unwritten`] node.
+    fn push_first(&mut self, id: StreamId, pairs: &[&[u8]]) {
+        put_varint(&mut self.buf, (pairs.len() / 2) as u64);
+        for f in pairs.iter().step_by(2) {
+            put_varint(&mut self.buf, f.len() as u64);
+            self.buf.extend_from_slice(f);
+        }
+        debug_assert_eq!(self.buf.len(), self.master_len as usize);
+        self.push_entry(id, pairs, true, lpsize::entry_bytes(id, id, pairs, true));
     }
 
     /// A node with master ID `master` and master fields `fields`, holding no entry yet
@@ -214,6 +249,27 @@ impl StreamNode {
     /// a node whose entries keep growing then still grows geometrically).
     #[cold]
     fn grow_for(&mut self, pairs: &[&[u8]], entry_len: usize, entry_lp: u64, limits: Limits) {
+        let needed = self.buf.len() + entry_len;
+        let entries_after = self.live() + self.deleted() + 1;
+        let expected = self.expected_len(pairs, needed, entry_len, entry_lp, entries_after, limits);
+        let target = (expected.min(4 * needed as u64) as usize).max(needed);
+        self.buf.reserve_exact(target - self.buf.len());
+    }
+
+    /// The node's length when it closes, were the coming entries the size of the one
+    /// being added (`pairs`, `entry_len` bytes here, `entry_lp` as listpack bytes): with
+    /// that entry the node is `needed` bytes long and holds `entries_after` entries, and
+    /// takes as many more as `Stream::append` lets in (the listpack bytes plus the new
+    /// entry's field and value bytes reaching the byte limit, or the entry limit).
+    fn expected_len(
+        &self,
+        pairs: &[&[u8]],
+        needed: usize,
+        entry_len: usize,
+        entry_lp: u64,
+        entries_after: u64,
+        limits: Limits,
+    ) -> u64 {
         let lp_after = self.lp_bytes() + entry_lp;
         let totelelen: u64 = pairs.iter().map(|p| p.len() as u64).sum();
         let mut more = match limits.max_bytes.checked_sub(lp_after + totelelen) {
@@ -221,13 +277,9 @@ impl StreamNode {
             _ => 0,
         };
         if limits.max_entries > 0 {
-            let entries_after = self.live() + self.deleted() + 1;
             more = more.min(limits.max_entries.saturating_sub(entries_after));
         }
-        let needed = self.buf.len() + entry_len;
-        let expected = needed as u64 + more * entry_len as u64;
-        let target = (expected.min(4 * needed as u64) as usize).max(needed);
-        self.buf.reserve_exact(target - self.buf.len());
+        needed as u64 + more * entry_len as u64
     }
 
     /// How an entry is laid out in the buffer: (ms delta, seq field, payload length,

@@ -126,3 +126,70 @@ fn entries_of_growing_size_still_fit_and_read_back() {
     let got: Vec<_> = n.iter().map(|e| pairs_of(&e)[0].1.clone()).collect();
     assert_eq!(got, values);
 }
+
+#[test]
+fn a_node_made_to_fill_is_allocated_once_at_its_final_length() {
+    let limits = Limits {
+        max_bytes: 4096,
+        max_entries: 100,
+    };
+    for size in [300usize, 512, 1000, 2000] {
+        let values: Vec<Vec<u8>> = (0..20).map(|i| vec![b'a' + i as u8; size]).collect();
+        let mut n = StreamNode::new_filling(StreamId::new(1, 0), &[b"f", &values[0]], limits);
+        let cap = n.heap_bytes();
+        for (i, v) in values.iter().enumerate().skip(1) {
+            if n.lp_bytes() + 1 + v.len() as u64 >= limits.max_bytes {
+                break;
+            }
+            n.append_filling(StreamId::new(1, i as u64), &[b"f", v], limits);
+            assert_eq!(n.heap_bytes(), cap, "size {size}: grew at entry {i}");
+        }
+        n.validate().unwrap();
+        // Full exactly at the capacity reserved: closing it finds no spare room.
+        assert_eq!(n.heap_bytes(), n.buf.len(), "size {size}");
+        assert!(n.live() > 1, "size {size}");
+        let got: Vec<_> = n.iter().map(|e| pairs_of(&e)[0].1.clone()).collect();
+        assert_eq!(got, values[..got.len()].to_vec());
+    }
+}
+
+#[test]
+fn a_node_made_to_fill_reserves_no_more_than_its_byte_limit() {
+    // 100 entries of 100 kB would fill 10 MB: the reservation stops at the byte limit
+    // (here 1 MB, room for about ten), and the entry limit bounds it too.
+    let value = vec![b'x'; 100_000];
+    let pairs: [&[u8]; 2] = [b"f", &value];
+    let n = StreamNode::new_filling(
+        StreamId::new(1, 0),
+        &pairs,
+        Limits {
+            max_bytes: 1 << 20,
+            max_entries: 0,
+        },
+    );
+    assert!(n.heap_bytes() <= (1 << 20) + 200, "{}", n.heap_bytes());
+    assert!(n.heap_bytes() >= 9 * 100_000, "{}", n.heap_bytes());
+    let n = StreamNode::new_filling(
+        StreamId::new(1, 0),
+        &pairs,
+        Limits {
+            max_bytes: 1 << 20,
+            max_entries: 2,
+        },
+    );
+    assert!(n.heap_bytes() < 2 * 100_100, "{}", n.heap_bytes());
+    assert_eq!(
+        pairs_of(&n.first_entry().unwrap()),
+        vec![(b"f".to_vec(), value.clone())]
+    );
+    // One entry larger than the limit: room for it alone.
+    let n = StreamNode::new_filling(
+        StreamId::new(1, 0),
+        &pairs,
+        Limits {
+            max_bytes: 4096,
+            max_entries: 0,
+        },
+    );
+    assert_eq!(n.heap_bytes(), n.buf.len());
+}

@@ -224,7 +224,16 @@ impl Stream {
         if node_max_bytes == 0 || node_max_bytes > STREAM_LISTPACK_MAX_SIZE {
             node_max_bytes = STREAM_LISTPACK_MAX_SIZE;
         }
+        // Large entries: a few fill a node, so it reserves its expected final length at
+        // once (see `append_filling`, `new_filling`); small ones append as any vector
+        // grows.
+        let large = totelelen * 16 > node_max_bytes;
+        let limits = Limits {
+            max_bytes: node_max_bytes,
+            max_entries: cfg.stream_node_max_entries.max(0) as u64,
+        };
         let mut appended = false;
+        let mut closed = false;
         if let Some(node) = self.rax.last_mut() {
             let full = if node.lp_bytes() + totelelen >= node_max_bytes {
                 true
@@ -234,15 +243,9 @@ impl Stream {
             };
             if full {
                 node.shrink();
+                closed = true;
             } else {
-                if totelelen * 16 > node_max_bytes {
-                    // Large entries: a few fill the node, so it reserves its expected
-                    // final length at once (see `append_filling`); small ones append
-                    // as any vector grows.
-                    let limits = Limits {
-                        max_bytes: node_max_bytes,
-                        max_entries: cfg.stream_node_max_entries.max(0) as u64,
-                    };
+                if large {
                     node.append_filling(new_id, pairs, limits);
                 } else {
                     node.append(new_id, pairs);
@@ -251,10 +254,15 @@ impl Stream {
             }
         }
         if !appended {
-            if let Some(old) = self
-                .rax
-                .insert(new_id.to_key(), Box::new(StreamNode::new(new_id, pairs)))
-            {
+            // A stream that has just closed a node of large entries is being filled: the
+            // new node is allocated at its final length. A stream's first node starts
+            // small (a stream of one large entry holds no room for more).
+            let node = if closed && large {
+                StreamNode::new_filling(new_id, pairs, limits)
+            } else {
+                StreamNode::new(new_id, pairs)
+            };
+            if let Some(old) = self.rax.insert(new_id.to_key(), Box::new(node)) {
                 self.overwritten += old.live();
             }
         }

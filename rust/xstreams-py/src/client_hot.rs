@@ -31,6 +31,7 @@ use crate::client::{
 use crate::client_commands::{native_or, words_then_args_methods, Conv};
 use crate::client_sink::{id_obj, Builder, Collected, Direct};
 use crate::convert::arg_bytes;
+use crate::prefetch;
 
 /// Above this COUNT (or without one) a read may be long: the GIL is released meanwhile.
 const SHORT_READ: i64 = 10_000;
@@ -86,6 +87,9 @@ fn xadd_fast(
     };
     let items: InlineItems<'_> = dict.iter().collect();
     let owned = pairs_of(py, &items)?;
+    for v in owned.iter().skip(1).step_by(2) {
+        prefetch::bytes(v);
+    }
     let pairs: SmallVec<[&[u8]; 2 * INLINE_PAIRS]> = owned.iter().map(|c| c.as_ref()).collect();
     let mut a = XaddArgs::new(key.as_ref(), &pairs);
     a.no_mkstream = nomkstream;
@@ -117,6 +121,7 @@ fn xadd_plain(
     let key = arg_bytes(py, name)?;
     let field = arg_bytes(py, &field)?;
     let value = arg_bytes(py, &value)?;
+    prefetch::bytes(&value);
     let pairs = [field.as_ref(), value.as_ref()];
     let a = XaddArgs::new(key.as_ref(), &pairs);
     let db = f.db;

@@ -15,6 +15,7 @@ mod convert;
 mod dedup;
 mod errors;
 mod inspect;
+mod prefetch;
 mod rdb;
 mod replay;
 mod server;

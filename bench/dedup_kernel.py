@@ -1,0 +1,64 @@
+"""The Spark dedup's Rust kernel alone, outside Spark, in CPU time: for comparing wheels.
+
+    python bench/dedup_kernel.py [ROWS] [--shuffled]
+
+One call of ``_xstreams._idmp_dedup`` (what ``xstreams.spark.dedup`` runs once per Spark
+partition) on ROWS rows (default 550,000: one of the four partitions of
+``bench_spark.py``'s 2,200,000) of the same data as that bench: 1,000 producers, every
+10th event re-sent 1 to 4 s later, 2 s window, 10,000 IIDs per producer, in batches of
+10,000 rows (Spark's ``maxRecordsPerBatch``). The rows come in time order as Spark's
+shuffle hands them over, or with ``--shuffled`` in a random order. Each figure is the best
+of 8 calls in ``time.process_time()`` (CPU time of this process: preemption by other
+processes does not count), so two wheels run one after the other on a shared machine
+compare fairly.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import pyarrow as pa
+from xstreams import _xstreams
+
+NOW = 1_700_000_000_000
+
+
+def partition(rows: int, shuffled: bool) -> list:
+    base = np.arange(int(rows / 1.1), dtype=np.int64)
+    resent = base[base % 10 == 0]
+    ids = np.concatenate([base, resent])
+    ts = np.concatenate([NOW + base * 3, NOW + resent * 3 + 1000 + (resent % 1000) % 3000])
+    if shuffled:
+        perm = np.random.default_rng(1).permutation(len(ids))
+        ids, ts = ids[perm], ts[perm]
+    table = pa.table(
+        {
+            "pid": pa.array(np.char.add("p", (ids % 1000).astype(str))),
+            "iid": pa.array(np.char.add("e", ids.astype(str))),
+            "ts": pa.array(ts),
+            "amount": pa.array(ids % 1000),
+        }
+    )
+    return table.to_batches(max_chunksize=10_000)
+
+
+def main() -> None:
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    rows = int(args[0]) if args else 550_000
+    batches = partition(rows, "--shuffled" in sys.argv)
+    n = sum(b.num_rows for b in batches)
+    best = float("inf")
+    for _ in range(8):
+        t0 = time.process_time()
+        out = _xstreams._idmp_dedup(batches, "pid", "iid", "ts", "iid", 2, 10_000, False, False)
+        best = min(best, time.process_time() - t0)
+        assert out is not None and sum(b.num_rows for b in out) == n
+        del out
+    order = "shuffled" if "--shuffled" in sys.argv else "time order"
+    print(f"{n} rows ({order}): {best * 1e3:.1f} ms CPU per call, {n / best / 1e6:.2f}M rows/s")
+
+
+if __name__ == "__main__":
+    main()

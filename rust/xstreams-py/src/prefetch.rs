@@ -11,9 +11,14 @@
 const MAX_BYTES: usize = 2048;
 const LINE: usize = 64;
 
-/// Ask the CPU to bring the first [`MAX_BYTES`] of `bytes` into its cache.
+/// Ask the CPU to bring the first [`MAX_BYTES`] of `bytes` into its cache. Values of at
+/// most one cache line are left alone: they lie beside the object's header, which the
+/// interpreter has just touched.
 #[inline]
 pub fn bytes(bytes: &[u8]) {
+    if bytes.len() <= LINE {
+        return;
+    }
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

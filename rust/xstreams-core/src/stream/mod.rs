@@ -228,7 +228,7 @@ impl Stream {
         // once (see `append_filling`, `new_filling`); small ones append as any vector
         // grows.
         let large = totelelen * 16 > node_max_bytes;
-        let limits = Limits {
+        let limits = || Limits {
             max_bytes: node_max_bytes,
             max_entries: cfg.stream_node_max_entries.max(0) as u64,
         };
@@ -246,7 +246,7 @@ impl Stream {
                 closed = true;
             } else {
                 if large {
-                    node.append_filling(new_id, pairs, limits);
+                    node.append_filling(new_id, pairs, limits());
                 } else {
                     node.append(new_id, pairs);
                 }
@@ -258,7 +258,7 @@ impl Stream {
             // new node is allocated at its final length. A stream's first node starts
             // small (a stream of one large entry holds no room for more).
             let node = if closed && large {
-                StreamNode::new_filling(new_id, pairs, limits)
+                StreamNode::new_filling(new_id, pairs, limits())
             } else {
                 StreamNode::new(new_id, pairs)
             };

@@ -224,6 +224,27 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// [`Ctx::stream`] with the store's configuration beside it, for a command that
+    /// reads the node limits while it holds the stream (XADD): one lookup of the key.
+    pub fn stream_and_config(
+        &mut self,
+        key: &[u8],
+    ) -> CmdResult<Option<(&crate::config::Config, &mut Stream)>> {
+        let now = self.now;
+        if self.ks.dbs[self.db].expire_if_needed(key, now) {
+            self.expired(self.db, key);
+        }
+        let ks = &mut *self.ks;
+        match ks.dbs[self.db].get_mut(key) {
+            None => Ok(None),
+            Some(KeyEntry {
+                value: Value::Stream(s),
+                ..
+            }) => Ok(Some((&ks.config, s.as_mut()))),
+            Some(_) => Err(CmdError::wrong_type()),
+        }
+    }
+
     /// The stream under `key`, creating an empty one when missing.
     pub fn stream_or_create(&mut self, key: &[u8]) -> CmdResult<&mut Stream> {
         let exists = match self.lookup(key) {

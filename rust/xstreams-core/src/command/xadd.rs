@@ -3,7 +3,6 @@
 
 use super::args::{eq, int, is};
 use super::{Ctx, LogRecord};
-use crate::db::{KeyEntry, Value};
 use crate::error::{CmdError, CmdResult};
 use crate::id::{parse_id, StreamId};
 use crate::idmp::auto_iid;
@@ -339,20 +338,15 @@ fn execute(ctx: &mut Ctx<'_>, a: &XaddArgs<'_>) -> CmdResult<Option<Executed>> {
     let key = a.key;
     let pairs = a.pairs;
     let now = ctx.now;
-    if ctx.stream(key)?.is_none() {
-        if a.no_mkstream {
-            return Ok(None);
+    let (cfg, s) = match ctx.stream_and_config(key)? {
+        Some(found) => found,
+        None => {
+            if a.no_mkstream {
+                return Ok(None);
+            }
+            ctx.stream_or_create(key)?;
+            ctx.stream_and_config(key)?.expect("stream just created")
         }
-        ctx.stream_or_create(key)?;
-    }
-    let cfg = &ctx.ks.config;
-    let db = &mut ctx.ks.dbs[ctx.db];
-    let Some(KeyEntry {
-        value: Value::Stream(s),
-        ..
-    }) = db.get_mut(key)
-    else {
-        unreachable!("stream exists")
     };
     // IDMP: a known (pid, iid) returns the recorded ID before anything else is checked.
     let auto: [u8; 16];

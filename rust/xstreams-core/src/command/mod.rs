@@ -214,14 +214,7 @@ impl<'a> Ctx<'a> {
 
     /// The stream under `key`: `Ok(None)` if missing, WRONGTYPE if another type.
     pub fn stream(&mut self, key: &[u8]) -> CmdResult<Option<&mut Stream>> {
-        match self.lookup(key) {
-            None => Ok(None),
-            Some(KeyEntry {
-                value: Value::Stream(s),
-                ..
-            }) => Ok(Some(s.as_mut())),
-            Some(_) => Err(CmdError::wrong_type()),
-        }
+        Ok(self.stream_and_config(key)?.map(|(_, s)| s))
     }
 
     /// [`Ctx::stream`] with the store's configuration beside it, for a command that
@@ -230,6 +223,7 @@ impl<'a> Ctx<'a> {
         &mut self,
         key: &[u8],
     ) -> CmdResult<Option<(&crate::config::Config, &mut Stream)>> {
+        // `Ctx::lookup`, split so that the configuration can be borrowed beside the key.
         let now = self.now;
         if self.ks.dbs[self.db].expire_if_needed(key, now) {
             self.expired(self.db, key);

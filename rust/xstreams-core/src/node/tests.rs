@@ -74,7 +74,19 @@ fn delete_while_stops_and_filters() {
 /// entry's bytes reach `max_bytes`, or at `max_entries`); returns the node and its
 /// (capacity, length) after each append.
 fn fill(values: &[Vec<u8>], limits: Limits) -> (StreamNode, Vec<(usize, usize)>) {
-    let mut n = StreamNode::new(StreamId::new(1, 0), &[b"f", &values[0]]);
+    fill_from(
+        StreamNode::new(StreamId::new(1, 0), &[b"f", &values[0]]),
+        values,
+        limits,
+    )
+}
+
+/// [`fill`] from a node `n` already holding `values[0]` as entry 1-0.
+fn fill_from(
+    mut n: StreamNode,
+    values: &[Vec<u8>],
+    limits: Limits,
+) -> (StreamNode, Vec<(usize, usize)>) {
     let mut caps = vec![(n.heap_bytes(), n.buf.len())];
     for (i, v) in values.iter().enumerate().skip(1) {
         let full = n.lp_bytes() + 1 + v.len() as u64 >= limits.max_bytes
@@ -135,15 +147,12 @@ fn a_node_made_to_fill_is_allocated_once_at_its_final_length() {
     };
     for size in [300usize, 512, 1000, 2000] {
         let values: Vec<Vec<u8>> = (0..20).map(|i| vec![b'a' + i as u8; size]).collect();
-        let mut n = StreamNode::new_filling(StreamId::new(1, 0), &[b"f", &values[0]], limits);
-        let cap = n.heap_bytes();
-        for (i, v) in values.iter().enumerate().skip(1) {
-            if n.lp_bytes() + 1 + v.len() as u64 >= limits.max_bytes {
-                break;
-            }
-            n.append_filling(StreamId::new(1, i as u64), &[b"f", v], limits);
-            assert_eq!(n.heap_bytes(), cap, "size {size}: grew at entry {i}");
-        }
+        let first = StreamNode::new_filling(StreamId::new(1, 0), &[b"f", &values[0]], limits);
+        let (n, caps) = fill_from(first, &values, limits);
+        assert!(
+            caps.iter().all(|c| c.0 == caps[0].0),
+            "size {size}: grew: {caps:?}"
+        );
         n.validate().unwrap();
         // Full exactly at the capacity reserved: closing it finds no spare room.
         assert_eq!(n.heap_bytes(), n.buf.len(), "size {size}");

@@ -130,18 +130,14 @@ impl Producer {
         });
         let head = self.head_seq;
         let fifo = &self.fifo;
+        let rehash = |&s: &u64| hash_iid(&fifo[(s - head) as usize].iid);
         if self.indexed {
-            self.index.insert_unique(probe.hash(), seq, |&s| {
-                hash_iid(&fifo[(s - head) as usize].iid)
-            });
+            self.index.insert_unique(probe.hash(), seq, rehash);
         } else if fifo.len() > SMALL {
-            self.index
-                .reserve(fifo.len(), |&s| hash_iid(&fifo[(s - head) as usize].iid));
+            self.index.reserve(fifo.len(), rehash);
             for (k, e) in fifo.iter().enumerate() {
                 self.index
-                    .insert_unique(hash_iid(&e.iid), head + k as u64, |&s| {
-                        hash_iid(&fifo[(s - head) as usize].iid)
-                    });
+                    .insert_unique(hash_iid(&e.iid), head + k as u64, rehash);
             }
             self.indexed = true;
         }

@@ -142,9 +142,10 @@ struct Grouped {
     iids: Vec<u8>,
 }
 
-impl Grouped {
-    fn iid(&self, r: &Rec) -> &[u8] {
-        &self.iids[r.off..r.off + r.len as usize]
+impl Rec {
+    /// This row's IID in the grouped IID bytes.
+    fn iid<'b>(&self, iids: &'b [u8]) -> &'b [u8] {
+        &iids[self.off..self.off + self.len as usize]
     }
 }
 
@@ -220,9 +221,8 @@ fn id_strings(
     let mut data = Vec::with_capacity(count * 16);
     let mut offsets: Vec<i64> = Vec::with_capacity(count + 1);
     offsets.push(0);
-    let mut buf = itoa::Buffer::new();
     for r in rows {
-        push_id(&mut data, answers[r].0, &mut buf);
+        answers[r].0.write_to(&mut data);
         offsets.push(data.len() as i64);
     }
     let data = Buffer::from_vec(data);
@@ -236,42 +236,6 @@ fn id_strings(
             data,
             None,
         ))
-    }
-}
-
-/// Two decimal digits of each number below 100.
-const PAIRS: [[u8; 2]; 100] = {
-    let mut t = [[0u8; 2]; 100];
-    let mut i = 0;
-    while i < 100 {
-        t[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
-        i += 1;
-    }
-    t
-};
-
-/// `<ms>-<seq>` appended to `data`. The common ID -- a 13-digit millisecond time (the
-/// years 2001 to 2286) and a one-digit sequence -- is written as one fixed 15-byte copy
-/// (formatting each part into its own slice cost two short copies per row); any other
-/// goes through `itoa`.
-fn push_id(data: &mut Vec<u8>, id: StreamId, buf: &mut itoa::Buffer) {
-    if (1_000_000_000_000..10_000_000_000_000).contains(&id.ms) && id.seq < 10 {
-        let mut out = [0u8; 15];
-        let mut v = id.ms;
-        for k in (0..6).rev() {
-            let pair = PAIRS[(v % 100) as usize];
-            out[1 + 2 * k] = pair[0];
-            out[2 + 2 * k] = pair[1];
-            v /= 100;
-        }
-        out[0] = b'0' + v as u8;
-        out[13] = b'-';
-        out[14] = b'0' + id.seq as u8;
-        data.extend_from_slice(&out);
-    } else {
-        data.extend_from_slice(buf.format(id.ms).as_bytes());
-        data.push(b'-');
-        data.extend_from_slice(buf.format(id.seq).as_bytes());
     }
 }
 
@@ -331,10 +295,7 @@ pub fn _idmp_dedup<'py>(
     let tie_cmp = |a: &Rec, b: &Rec, bytes: &[u8]| -> std::cmp::Ordering {
         let (ra, rb) = (a.row as usize, b.row as usize);
         match &tie_vals {
-            None => {
-                let iid = |r: &Rec| &bytes[r.off..r.off + r.len as usize];
-                iid(a).cmp(iid(b))
-            }
+            None => a.iid(bytes).cmp(b.iid(bytes)),
             Some(Tie::Ints(v)) => v[ra].cmp(&v[rb]),
             Some(Tie::Bytes(v)) => v[ra].cmp(&v[rb]),
         }
@@ -348,7 +309,7 @@ pub fn _idmp_dedup<'py>(
     for w in grouped.starts.windows(2) {
         kernel.next_producer();
         for rec in &grouped.order[w[0]..w[1]] {
-            match kernel.add(rec.time, grouped.iid(rec), field_len + rec.len as u64) {
+            match kernel.add(rec.time, rec.iid(&grouped.iids), field_len + rec.len as u64) {
                 Ok(o) => answers[rec.row as usize] = (o.id, o.duplicate),
                 Err(_) => return Ok(None),
             }

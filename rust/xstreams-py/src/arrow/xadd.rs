@@ -30,9 +30,7 @@ pub(super) fn outcomes_batch(outcomes: &[RowOutcome], with_error: bool) -> PyRes
     let mut err: Vec<Option<&str>> = Vec::new();
     for o in outcomes {
         if let Some(id) = o.id() {
-            data.extend_from_slice(itoa::Buffer::new().format(id.ms).as_bytes());
-            data.push(b'-');
-            data.extend_from_slice(itoa::Buffer::new().format(id.seq).as_bytes());
+            id.write_to(&mut data);
         }
         off.push(data.len() as i64);
         valid.push(o.id().is_some());

@@ -18,6 +18,7 @@ pub mod args;
 mod dump;
 mod expire;
 mod keyspace;
+mod record;
 mod xack;
 mod xadd;
 mod xclaim;
@@ -27,6 +28,8 @@ mod xinfo;
 mod xpending;
 mod xrange;
 mod xread;
+
+pub use record::{encode_arg, encode_command, encode_header, LogRecord, Propagation};
 
 pub mod table;
 
@@ -104,50 +107,6 @@ pub struct Ctx<'a> {
     pub reject_writes: Option<CmdError>,
     /// What the store knows of itself beyond the keyspace (INFO).
     pub facts: crate::info::StoreFacts,
-}
-
-/// One record of the durable log.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LogRecord {
-    /// A command, in the form redis-server propagates (any Redis can replay it).
-    Cmd(Vec<Vec<u8>>),
-    /// The exact seen/active times of a consumer (creating it if missing). Redis has no
-    /// command for this; the log writes it as an annotation line, which Redis skips.
-    ConsumerTimes {
-        key: Vec<u8>,
-        group: Vec<u8>,
-        consumer: Vec<u8>,
-        seen: i64,
-        active: i64,
-    },
-    /// A group's exact entries-read counter (XGROUP SETID clamps the value it is given).
-    EntriesRead {
-        key: Vec<u8>,
-        group: Vec<u8>,
-        value: i64,
-    },
-    /// An IDMP producer left empty by a failed XADD (a failed command is not logged).
-    EmptyProducer { key: Vec<u8>, pid: Vec<u8> },
-    /// A delivery appended at the tail of the pending list while the clock was behind
-    /// it: the XCLAIM replaying it inserts by time, so the record moves it back.
-    PelToTail {
-        key: Vec<u8>,
-        group: Vec<u8>,
-        id: crate::id::StreamId,
-    },
-    /// A setting changed by CONFIG SET, in force for the commands that follow.
-    Config { name: String, value: String },
-}
-
-/// Commands recorded for the durable log while a command runs.
-#[derive(Clone, Debug, Default)]
-pub struct Propagation {
-    /// Records emitted by the handler (`alsoPropagate`), in order.
-    pub also: Vec<LogRecord>,
-    /// The handler replaced its own propagation with `also`.
-    pub prevented: bool,
-    /// The command's arguments as rewritten by the handler (e.g. `*` replaced by the ID).
-    pub rewritten: Option<Vec<Vec<u8>>>,
 }
 
 impl<'a> Ctx<'a> {

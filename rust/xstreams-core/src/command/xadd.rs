@@ -2,7 +2,7 @@
 //! policies, and for XADD: NOMKSTREAM, IDMP/IDMPAUTO and the ID).
 
 use super::args::{eq, int, is};
-use super::{Ctx, LogRecord};
+use super::{encode_arg, encode_header, Ctx, LogRecord};
 use crate::error::{CmdError, CmdResult};
 use crate::id::{parse_id, StreamId};
 use crate::idmp::auto_iid;
@@ -224,68 +224,84 @@ impl<'a> XaddArgs<'a> {
     /// The XADD command these arguments stand for, in the form the log records: the
     /// options in canonical order, `id` in place of the requested one, and the trimming
     /// threshold replaced by `threshold` (an approximate trim rewritten as exact).
-    fn to_argv(&self, id: Option<StreamId>, threshold: Option<&[u8]>) -> Vec<Vec<u8>> {
-        // Sized once: XADD key, at most 10 option words, the ID, the pairs.
-        let mut v: Vec<Vec<u8>> = Vec::with_capacity(13 + self.pairs.len());
-        v.push(b"XADD".to_vec());
-        v.push(self.key.to_vec());
+    /// Written straight in RESP: one buffer per row of a batch, no argument vector.
+    fn log_record(&self, id: Option<StreamId>, threshold: Option<&[u8]>) -> LogRecord {
+        // Texts of the numbers and IDs the words below point into.
+        let (mut num, mut limit) = (itoa::Buffer::new(), itoa::Buffer::new());
+        let mut minid = Vec::new();
+        let mut id_text = Vec::with_capacity(41);
+        // The words before the pairs: XADD key, at most 10 option words, the ID.
+        let mut words: [&[u8]; 13] = [b""; 13];
+        let mut n = 0;
+        let mut push = |w| {
+            words[n] = w;
+            n += 1;
+        };
+        push(b"XADD");
+        push(self.key);
         if self.no_mkstream {
-            v.push(b"NOMKSTREAM".to_vec());
+            push(b"NOMKSTREAM");
         }
-        if let Some((pid, iid)) = self.idmp {
-            match iid {
-                Some(iid) => {
-                    v.push(b"IDMP".to_vec());
-                    v.push(pid.to_vec());
-                    v.push(iid.to_vec());
-                }
-                None => {
-                    v.push(b"IDMPAUTO".to_vec());
-                    v.push(pid.to_vec());
-                }
+        match self.idmp {
+            Some((pid, Some(iid))) => {
+                push(b"IDMP");
+                push(pid);
+                push(iid);
             }
+            Some((pid, None)) => {
+                push(b"IDMPAUTO");
+                push(pid);
+            }
+            None => {}
         }
         if let Some(t) = &self.trim {
-            v.push(
-                match t.policy {
-                    RefPolicy::KeepRef => &b"KEEPREF"[..],
-                    RefPolicy::DelRef => b"DELREF",
-                    RefPolicy::Acked => b"ACKED",
+            push(match t.policy {
+                RefPolicy::KeepRef => b"KEEPREF",
+                RefPolicy::DelRef => b"DELREF",
+                RefPolicy::Acked => b"ACKED",
+            });
+            let (name, value): (&[u8], &[u8]) = match t.strategy {
+                TrimStrategy::MaxLen(v) => (b"MAXLEN", num.format(v).as_bytes()),
+                TrimStrategy::MinId(v) => {
+                    v.write_to(&mut minid);
+                    (b"MINID", &minid)
                 }
-                .to_vec(),
-            );
-            let (name, value) = match t.strategy {
-                TrimStrategy::MaxLen(n) => (&b"MAXLEN"[..], n.to_string().into_bytes()),
-                TrimStrategy::MinId(id) => (&b"MINID"[..], id.to_bytes()),
             };
-            v.push(name.to_vec());
+            push(name);
             match threshold {
                 Some(th) => {
-                    v.push(b"=".to_vec());
-                    v.push(th.to_vec());
+                    push(b"=");
+                    push(th);
+                }
+                None if t.approx => {
+                    push(b"~");
+                    push(value);
+                    push(b"LIMIT");
+                    push(limit.format(t.limit).as_bytes());
                 }
                 None => {
-                    v.push(if t.approx {
-                        b"~".to_vec()
-                    } else {
-                        b"=".to_vec()
-                    });
-                    v.push(value);
-                    if t.approx {
-                        v.push(b"LIMIT".to_vec());
-                        v.push(t.limit.to_string().into_bytes());
-                    }
+                    push(b"=");
+                    push(value);
                 }
             }
         }
-        v.push(match (id, self.id) {
-            (Some(id), _) => id.to_bytes(),
-            (None, Some((id, true))) => id.to_bytes(),
-            (None, Some((id, false))) => format!("{}-*", id.ms).into_bytes(),
-            (None, None) => b"*".to_vec(),
-        });
-        v.extend(self.pairs.iter().map(|p| p.to_vec()));
-        v
+        match (id, self.id) {
+            (Some(id), _) | (None, Some((id, true))) => id.write_to(&mut id_text),
+            (None, Some((id, false))) => {
+                id_text.extend_from_slice(itoa::Buffer::new().format(id.ms).as_bytes());
+                id_text.extend_from_slice(b"-*");
+            }
+            (None, None) => id_text.push(b'*'),
+        }
+        push(&id_text);
+        let words = &words[..n];
+        let size: usize = words.iter().chain(self.pairs).map(|w| w.len() + 16).sum();
+        let mut out = Vec::with_capacity(size + 16);
+        encode_header(&mut out, words.len() + self.pairs.len());
+        for w in words.iter().chain(self.pairs) {
+            encode_arg(&mut out, w);
+        }
+        LogRecord::Resp(out)
     }
 }
 
@@ -467,14 +483,14 @@ pub fn xadd_typed(ctx: &mut Ctx<'_>, a: &XaddArgs<'_>) -> CmdResult<Option<XaddO
         ctx.ks.mem.note_write(n as u64);
     }
     if ctx.dirty > 0 && ctx.recording() {
-        let argv = match &ex {
+        let record = match &ex {
             Some(ex) if !ex.outcome.duplicate => {
                 let id = (!matches!(a.id, Some((_, true)))).then_some(ex.outcome.id);
-                a.to_argv(id, ex.threshold.as_deref())
+                a.log_record(id, ex.threshold.as_deref())
             }
-            _ => a.to_argv(None, None),
+            _ => a.log_record(None, None),
         };
-        ctx.also_propagate(argv);
+        ctx.propagate_record(record);
     }
     Ok(ex.map(|e| e.outcome))
 }
@@ -512,4 +528,77 @@ pub fn xtrim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         ctx.rewrite_arg(args, opts.trim_arg, v);
     }
     Ok(Reply::Int(deleted as i64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::encode_command;
+
+    fn logged(a: &XaddArgs<'_>, id: Option<StreamId>, threshold: Option<&[u8]>) -> String {
+        match a.log_record(id, threshold) {
+            LogRecord::Resp(b) => String::from_utf8(b).unwrap(),
+            other => panic!("XADD logs RESP, got {other:?}"),
+        }
+    }
+
+    fn resp(line: &str) -> String {
+        let words: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+        let mut out = Vec::new();
+        encode_command(&mut out, &words);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn trim(strategy: TrimStrategy, approx: bool, policy: RefPolicy) -> Option<TrimArgs> {
+        Some(TrimArgs {
+            strategy,
+            approx,
+            limit: 100,
+            policy,
+        })
+    }
+
+    #[test]
+    fn log_record_is_the_canonical_command_in_resp() {
+        let pairs: [&[u8]; 4] = [b"f", b"v", b"g", b""];
+        let mut a = XaddArgs::new(b"k", &pairs);
+        let id = Some(StreamId::new(5, 1));
+        assert_eq!(logged(&a, None, None), resp("XADD k * f v g "));
+        assert_eq!(logged(&a, id, None), resp("XADD k 5-1 f v g "));
+        a.no_mkstream = true;
+        a.idmp = Some((b"p", Some(b"i")));
+        a.trim = trim(TrimStrategy::MaxLen(10), true, RefPolicy::KeepRef);
+        assert_eq!(
+            logged(&a, id, None),
+            resp("XADD k NOMKSTREAM IDMP p i KEEPREF MAXLEN ~ 10 LIMIT 100 5-1 f v g ")
+        );
+        assert_eq!(
+            logged(&a, id, Some(b"7")),
+            resp("XADD k NOMKSTREAM IDMP p i KEEPREF MAXLEN = 7 5-1 f v g ")
+        );
+        a.no_mkstream = false;
+        a.idmp = Some((b"p", None));
+        a.trim = trim(
+            TrimStrategy::MinId(StreamId::new(3, 4)),
+            false,
+            RefPolicy::Acked,
+        );
+        assert_eq!(
+            logged(&a, None, None),
+            resp("XADD k IDMPAUTO p ACKED MINID = 3-4 * f v g ")
+        );
+        a.idmp = None;
+        a.trim = trim(TrimStrategy::MaxLen(0), false, RefPolicy::DelRef);
+        a.id = Some((StreamId::new(1_700_000_000_000, 0), false));
+        assert_eq!(
+            logged(&a, None, None),
+            resp("XADD k DELREF MAXLEN = 0 1700000000000-* f v g ")
+        );
+        a.id = Some((StreamId::new(u64::MAX, u64::MAX), true));
+        let max = "18446744073709551615-18446744073709551615";
+        assert_eq!(
+            logged(&a, None, None),
+            resp(&format!("XADD k DELREF MAXLEN = 0 {max} f v g "))
+        );
+    }
 }

@@ -42,6 +42,13 @@ pub struct Journal {
     pub(super) _lock: File,
 }
 
+/// The largest write buffer a journal keeps between writes (an atomic block of a big
+/// batch grows it; anything larger is freed after the write).
+pub const KEEP_BUF: usize = 64 << 20;
+
+/// How an atomic block starts in the log.
+const MULTI: &[u8] = b"*1\r\n$5\r\nMULTI\r\n";
+
 pub(super) fn config_lines(cfg: &Config) -> Vec<u8> {
     let mut out = Vec::new();
     for n in crate::config::data_names() {
@@ -77,25 +84,35 @@ impl Journal {
     /// written then, in one MULTI/EXEC block (as redis-server writes a transaction to its
     /// AOF), so a crash leaves all of them in the log or none (replay drops a block cut
     /// by the end of the log). A block already open stays the one block.
+    ///
+    /// The block is built in the write buffer itself (after its MULTI), whose capacity
+    /// is kept from one write to the next up to [`KEEP_BUF`]: a sink appending a large
+    /// batch per commit neither grows a new buffer page by page nor copies it again.
     pub fn begin_block(&mut self) {
         if self.block.is_none() {
-            self.block = Some(Vec::new());
+            let mut b = std::mem::take(&mut self.buf);
+            b.clear();
+            log::encode_command(&mut b, &[b"MULTI"]);
+            self.block = Some(b);
         }
     }
 
     /// Write the open atomic block (nothing if it is empty or none is open).
     pub fn end_block(&mut self) -> io::Result<()> {
-        let Some(block) = self.block.take() else {
+        let Some(mut block) = self.block.take() else {
             return Ok(());
         };
-        if block.is_empty() {
-            return Ok(());
+        if block.len() > MULTI.len() {
+            log::encode_command(&mut block, &[b"EXEC"]);
+        } else {
+            block.clear();
         }
-        self.buf.clear();
-        log::encode_command(&mut self.buf, &[b"MULTI".to_vec()]);
-        self.buf.extend_from_slice(&block);
-        log::encode_command(&mut self.buf, &[b"EXEC".to_vec()]);
-        self.write_buf()
+        self.buf = block;
+        let r = self.write_buf();
+        if self.buf.capacity() > KEEP_BUF {
+            self.buf = Vec::new();
+        }
+        r
     }
 
     fn write_buf(&mut self) -> io::Result<()> {
@@ -202,5 +219,15 @@ impl Journal {
     /// fsync (on close; the log is written unbuffered).
     pub fn close(&mut self) -> io::Result<()> {
         self.file.sync_data()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn multi_is_the_logged_multi_command() {
+        let mut out = Vec::new();
+        super::log::encode_command(&mut out, &[b"MULTI"]);
+        assert_eq!(out, super::MULTI);
     }
 }

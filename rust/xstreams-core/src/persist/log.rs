@@ -10,23 +10,8 @@
 //!
 //! Database changes are written as `SELECT <db>` commands, as in a Redis AOF.
 
+pub use crate::command::encode_command;
 use crate::command::LogRecord;
-
-/// Append the RESP encoding of a command.
-pub fn encode_command(out: &mut Vec<u8>, argv: &[Vec<u8>]) {
-    // Lengths through itoa: no String per argument (a sink's commit logs ~10 per row).
-    let mut num = itoa::Buffer::new();
-    out.push(b'*');
-    out.extend_from_slice(num.format(argv.len()).as_bytes());
-    out.extend_from_slice(b"\r\n");
-    for a in argv {
-        out.push(b'$');
-        out.extend_from_slice(num.format(a.len()).as_bytes());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-}
 
 fn hex(b: &[u8]) -> String {
     let mut s = String::with_capacity(b.len() * 2 + 1);
@@ -101,6 +86,7 @@ pub fn encode_records_in(
     for r in records {
         match r {
             LogRecord::Cmd(argv) => encode_command(out, argv),
+            LogRecord::Resp(bytes) => out.extend_from_slice(bytes),
             LogRecord::ConsumerTimes {
                 key,
                 group,

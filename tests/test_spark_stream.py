@@ -148,6 +148,90 @@ def test_source_from_a_store_beside_a_running_writer(spark, tmp_path):  # noqa: 
     assert max(sizes) <= 120 and sum(sizes) == 500
 
 
+def _batches(reader: Any, cap: int) -> List[Dict[str, str]]:
+    """The offsets a streaming reader plans from ``0`` until nothing is left."""
+    from pyspark.sql.streaming.datasource import ReadMaxRows
+
+    start = reader.initialOffset()
+    offsets = [start]
+    while True:
+        end = reader.latestOffset(start, ReadMaxRows(cap))
+        if end == start:
+            return offsets
+        offsets.append(end)
+        start = end
+
+
+def _counts(store: Any, offsets: List[Dict[str, str]]) -> List[int]:
+    """Entries in each planned batch ``(start, end]`` (over all streams)."""
+    return [
+        sum(
+            len(store.execute_command("XRANGE", s, f"({a[s]}", b[s])) if b[s] != a[s] else 0
+            for s in b
+        )
+        for a, b in zip(offsets, offsets[1:])
+    ]
+
+
+def test_source_caps_a_compacted_store_from_its_node_index(tmp_path):
+    """With ``maxEntriesPerTrigger`` on a compacted store, batches are planned from the
+    snapshot's node index (no load): each ends at a node's last ID, holds at most the cap,
+    and together they hold every entry once. A log touching a stream, or a cap below a
+    node's size, plans entry by entry, exactly at the cap (planned again from the index
+    once the touched stream has nothing left to read)."""
+    from pyspark.sql.types import StructType
+    from xstreams.spark_source import StreamReader
+
+    path = str(tmp_path / "store")
+    st = xstreams.Store(path, fsync="no")
+    for i in range(1000):
+        st.execute_command("XADD", "a", "*", "n", i)
+        if i < 350:
+            st.execute_command("XADD", "b", "*", "n", i)
+    st.execute_command("XDEL", "a", st.execute_command("XRANGE", "a", "-", "+", "COUNT", 1)[0][0])
+    st.compact()
+    st.close()
+    opts = {"path": path, "streams": '["a", "b"]'}
+    reader = StreamReader(opts, StructType())
+    assert reader._capped_at_nodes({"a": "0-0", "b": "0-0"}, reader._last_ids(), 250) is not None
+    chk = xstreams.Store(path, read_only=True)
+    try:
+        offsets = _batches(reader, 250)
+        counts = _counts(chk, offsets)
+        nodes = {s: {p[3] for p in _node_parts(path, s)} for s in "ab"}
+    finally:
+        chk.close()
+    assert sum(counts) == 999 + 350 and max(counts) <= 250 and min(counts) > 0
+    for off in offsets[1:]:
+        for s, last in off.items():
+            assert last == "0-0" or last in nodes[s]  # a node's last ID
+    # Small caps (below a node's 100 entries) and logs after the snapshot: exact batches.
+    assert reader._capped_at_nodes({"a": "0-0", "b": "0-0"}, reader._last_ids(), 30) is None
+    assert _counts_of(path, reader, 30) == [30] * 44 + [29]  # 1349 entries
+    st = xstreams.Store(path, fsync="no")
+    st.execute_command("XADD", "b", "*", "n", 350)
+    st.close()
+    assert reader._capped_at_nodes({"a": "0-0", "b": "0-0"}, reader._last_ids(), 250) is None
+    got = _counts_of(path, reader, 250)
+    # b (touched) has entries left in the first three batches: exact; then a alone, from
+    # its index again (its first batch counts the node it starts in whole).
+    assert sum(got) == 999 + 351 and got[:3] == [250] * 3 and max(got) == 250
+
+
+def _node_parts(path: str, stream: str) -> List[Any]:
+    from xstreams import _xstreams
+
+    return _xstreams._replay_plan(path, [stream.encode()], rows_per_part=1)[1]
+
+
+def _counts_of(path: str, reader: Any, cap: int) -> List[int]:
+    chk = xstreams.Store(path, read_only=True)
+    try:
+        return _counts(chk, _batches(reader, cap))
+    finally:
+        chk.close()
+
+
 def test_source_from_servers_two_streams_typed(spark, server_url, tmp_path):  # noqa: F811
     r = connect(server_url)
     ids = {"a": [], "b": []}

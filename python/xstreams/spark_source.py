@@ -4,9 +4,12 @@ Offsets are JSON objects ``{stream: last ID read}``; a micro-batch reads, for ea
 stream, the entries with IDs in ``(start, end]``.
 
 * ``path``: a durable store directory, opened read-only (no lock: a writer keeps
-  running beside it). The driver finds each stream's last ID with a read-only open; the
-  executors read their ID ranges straight from the store's files (the batch reader's
-  plan: snapshot node ranges and log tails, split by stream and ID range).
+  running beside it). The driver finds each stream's last ID, and with
+  ``maxEntriesPerTrigger`` where a batch ends, from the snapshot's node index when no log
+  after the snapshot touches the streams (a batch then ends at a node's last ID: up to a
+  node's entries under the cap), else with a read-only open; the executors read their ID
+  ranges straight from the store's files (the batch reader's plan: snapshot node ranges
+  and log tails, split by stream and ID range).
 * ``url``: a live server (``xstreams serve`` or redis-server >= 7): XRANGE by ID range,
   one partition per stream.
 * ``url`` with ``group``/``consumer``: the driver delivers new entries to the consumer
@@ -168,6 +171,48 @@ class StreamReader(DataSourceStreamReader):
             out[key.decode()] = end
         return out
 
+    def _node_ends(self, stream: str, start: str, end: str) -> Optional[List[Tuple[str, int]]]:
+        """For each snapshot node holding entries in ``(start, end]``: its last ID and the
+        entries up to it (the node holding ``start`` counted whole: an upper bound), from
+        the snapshot's node index without loading the store; None when the logs after the
+        snapshot touch the stream."""
+        from xstreams import _xstreams
+
+        _, plan = _xstreams._replay_plan(
+            self.path, [stream.encode()], start=f"({start}", end=end, db=self.db, rows_per_part=1
+        )
+        out = []
+        acc = 0
+        for _key, kind, _start, last, rows in plan:  # one part per node, in ID order
+            if kind != "snapshot":
+                return None
+            acc += rows
+            out.append((last, acc))
+        return out
+
+    def _capped_at_nodes(
+        self, start: Dict[str, str], end: Dict[str, str], cap: int
+    ) -> Optional[Dict[str, str]]:
+        """The end offsets of a batch of at most ``cap`` entries, ending each stream at a
+        snapshot node's last ID (so up to a node's entries under the cap), from the node
+        index alone: a batch of a compacted store is planned without loading it. None
+        (the caller counts entry by entry) when a log touches a stream or a stream's
+        share is smaller than its first node."""
+        ends = []
+        for s in self.streams:
+            e = self._node_ends(s, start[s], end[s]) if end[s] != start[s] else []
+            if e is None:
+                return None
+            ends.append(e)
+        take = _water_fill([e[-1][1] if e else 0 for e in ends], cap)
+        out = {}
+        for s, e, t in zip(self.streams, ends, take):
+            fit = [last for last, upto in e if upto <= t]
+            if t and not fit:
+                return None
+            out[s] = fit[-1] if fit else start[s]
+        return out
+
     def _ids_after(self, stream: str, start: str, count: int, store: Any) -> List[str]:
         """The IDs of up to ``count`` entries after ``start``."""
         if store is not None:
@@ -209,6 +254,10 @@ class StreamReader(DataSourceStreamReader):
         end = {s: id_max(start[s], last[s]) for s in self.streams}
         if cap is None:
             return end
+        if self.path is not None:
+            at_nodes = self._capped_at_nodes(start, end, cap)
+            if at_nodes is not None:
+                return at_nodes
         store = None
         if self.path is not None:
             import xstreams

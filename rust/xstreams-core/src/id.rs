@@ -103,28 +103,61 @@ impl StreamId {
         out
     }
 
-    /// Append the `<ms>-<seq>` text to `out`. The common ID -- a 13-digit millisecond
-    /// time (the years 2001 to 2286) and a one-digit sequence -- is written as one fixed
-    /// 15-byte copy (formatting each part into its own slice cost two short copies).
+    /// Append the `<ms>-<seq>` text to `out`.
     pub fn write_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.text().as_bytes());
+    }
+
+    /// The `<ms>-<seq>` text on the stack (no allocation: the client makes its ID
+    /// objects from it). The common ID -- a 13-digit millisecond time (the years 2001 to
+    /// 2286) and a one-digit sequence -- is written as one fixed 15-byte pattern
+    /// (formatting each part on its own cost two short copies).
+    pub fn text(&self) -> IdText {
+        let mut t = IdText {
+            buf: [0u8; 41],
+            len: 15,
+        };
         if (1_000_000_000_000..10_000_000_000_000).contains(&self.ms) && self.seq < 10 {
-            let mut text = [0u8; 15];
             let mut v = self.ms;
             for k in (0..6).rev() {
                 let pair = DIGIT_PAIRS[(v % 100) as usize];
-                text[1 + 2 * k] = pair[0];
-                text[2 + 2 * k] = pair[1];
+                t.buf[1 + 2 * k] = pair[0];
+                t.buf[2 + 2 * k] = pair[1];
                 v /= 100;
             }
-            text[0] = b'0' + v as u8;
-            text[13] = b'-';
-            text[14] = b'0' + self.seq as u8;
-            out.extend_from_slice(&text);
+            t.buf[0] = b'0' + v as u8;
+            t.buf[13] = b'-';
+            t.buf[14] = b'0' + self.seq as u8;
         } else {
-            write_u64(out, self.ms);
-            out.push(b'-');
-            write_u64(out, self.seq);
+            let (mut ms, mut seq) = (itoa::Buffer::new(), itoa::Buffer::new());
+            let (a, b) = (
+                ms.format(self.ms).as_bytes(),
+                seq.format(self.seq).as_bytes(),
+            );
+            t.buf[..a.len()].copy_from_slice(a);
+            t.buf[a.len()] = b'-';
+            t.buf[a.len() + 1..a.len() + 1 + b.len()].copy_from_slice(b);
+            t.len = (a.len() + 1 + b.len()) as u8;
         }
+        t
+    }
+}
+
+/// The text of a [`StreamId`] (at most 20 + 1 + 20 bytes), from [`StreamId::text`].
+#[derive(Clone, Copy)]
+pub struct IdText {
+    buf: [u8; 41],
+    len: u8,
+}
+
+impl IdText {
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len as usize]
+    }
+
+    pub fn as_str(&self) -> &str {
+        // ASCII digits and '-' only.
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
     }
 }
 
@@ -138,12 +171,6 @@ const DIGIT_PAIRS: [[u8; 2]; 100] = {
     }
     t
 };
-
-/// Append the decimal text of `v` (hot path of every reply carrying IDs).
-pub fn write_u64(out: &mut Vec<u8>, v: u64) {
-    let mut buf = itoa::Buffer::new();
-    out.extend_from_slice(buf.format(v).as_bytes());
-}
 
 impl fmt::Display for StreamId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -277,7 +304,7 @@ mod tests {
     /// The fixed-width path (13-digit ms, one-digit sequence) and the general one both
     /// write what `Display` writes, at the edges of the fixed-width range and away.
     #[test]
-    fn write_to_writes_ms_dash_seq_at_every_width() {
+    fn text_and_write_to_give_ms_dash_seq_at_every_width() {
         let ms_values = [
             0,
             7,
@@ -296,6 +323,7 @@ mod tests {
                 id.write_to(&mut out);
                 assert_eq!(out, format!("x{id}").into_bytes());
                 assert_eq!(id.to_bytes(), format!("{ms}-{seq}").into_bytes());
+                assert_eq!(id.text().as_str(), format!("{ms}-{seq}"));
             }
         }
     }

@@ -182,19 +182,11 @@ impl ReadSink for Direct<'_, '_> {
 
 /// A stream ID as redis-py returns it (bytes, or str with `decode_responses`).
 pub(crate) fn id_obj<'py>(py: Python<'py>, id: StreamId, decode: bool) -> Bound<'py, PyAny> {
-    let mut buf = [0u8; 41];
-    let mut ms = itoa::Buffer::new();
-    let mut seq = itoa::Buffer::new();
-    let (a, b) = (ms.format(id.ms).as_bytes(), seq.format(id.seq).as_bytes());
-    buf[..a.len()].copy_from_slice(a);
-    buf[a.len()] = b'-';
-    buf[a.len() + 1..a.len() + 1 + b.len()].copy_from_slice(b);
-    let s = &buf[..a.len() + 1 + b.len()];
+    let t = id.text();
     if decode {
-        // ASCII digits and '-': always valid UTF-8.
-        PyString::new(py, std::str::from_utf8(s).unwrap_or_default()).into_any()
+        PyString::new(py, t.as_str()).into_any()
     } else {
-        PyBytes::new(py, s).into_any()
+        PyBytes::new(py, t.as_bytes()).into_any()
     }
 }
 

@@ -8,7 +8,9 @@
 //! questions cost one lookup however many groups there are; it is built when the group
 //! count goes above the threshold and dropped when it falls back.
 
-use std::collections::{btree_map, BTreeMap};
+use std::collections::BTreeMap;
+
+use hashbrown::{hash_map, HashMap};
 
 use slab::Slab;
 use smallvec::SmallVec;
@@ -27,8 +29,10 @@ pub struct Groups {
     by_name: BTreeMap<Vec<u8>, GroupIdx>,
     slab: Slab<ConsumerGroup>,
     /// Entry ID -> groups whose PEL holds it; kept only with more than
-    /// [`INDEXED_GROUPS`] groups (`indexed`), empty otherwise.
-    refs: BTreeMap<StreamId, SmallVec<[GroupIdx; 2]>>,
+    /// [`INDEXED_GROUPS`] groups (`indexed`), empty otherwise. Only ever asked about one
+    /// ID at a time, so a hash map: a delivery or an ACK finds its entry's list in one
+    /// probe (a B-tree of a large PEL's IDs cost a descent of cold nodes per change).
+    refs: HashMap<StreamId, SmallVec<[GroupIdx; 2]>>,
     indexed: bool,
     /// Cached minimum of the groups' last-delivered IDs (lazily recomputed).
     min_last_id: StreamId,
@@ -148,8 +152,8 @@ impl Groups {
         if !self.indexed {
             return;
         }
-        // One descent of the index to find the list and, when emptied, to remove it.
-        if let btree_map::Entry::Occupied(mut e) = self.refs.entry(id) {
+        // One probe of the index to find the list and, when emptied, to remove it.
+        if let hash_map::Entry::Occupied(mut e) = self.refs.entry(id) {
             let list = e.get_mut();
             if let Some(pos) = list.iter().position(|&x| x == g) {
                 list.remove(pos);

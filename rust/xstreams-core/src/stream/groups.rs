@@ -2,11 +2,11 @@
 //!
 //! Whether an entry is pending in some group (XADD/XTRIM/XDELEX/XACKDEL's ACKED policy) and
 //! in which ones (DELREF) can be answered by asking each group's PEL. With few groups that
-//! is what happens: a delivery then updates two B-trees (the group's PEL and the
+//! is what happens: a delivery then updates two ID maps (the group's PEL and the
 //! consumer's), not three. Above [`INDEXED_GROUPS`] groups the stream keeps an index from
-//! entry ID to the groups holding it (as redis-server's `cgroups_ref` does), so those
-//! questions cost one lookup however many groups there are; it is built when the group
-//! count goes above the threshold and dropped when it falls back.
+//! entry ID to the groups holding it (as redis-server's `cgroups_ref` does; a hash map),
+//! so those questions cost one lookup however many groups there are; it is built when
+//! the group count goes above the threshold and dropped when it falls back.
 
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 use super::args::{eq, int, is};
 use super::{encode_arg, encode_header, Ctx, LogRecord};
 use crate::error::{CmdError, CmdResult};
-use crate::id::{parse_id, StreamId};
+use crate::id::{parse_id, IdText, StreamId};
 use crate::idmp::auto_iid;
 use crate::reply::Reply;
 use crate::stream::{AppendError, RefPolicy, TrimArgs, TrimStrategy};
@@ -226,10 +226,12 @@ impl<'a> XaddArgs<'a> {
     /// threshold replaced by `threshold` (an approximate trim rewritten as exact).
     /// Written straight in RESP: one buffer per row of a batch, no argument vector.
     fn log_record(&self, id: Option<StreamId>, threshold: Option<&[u8]>) -> LogRecord {
-        // Texts of the numbers and IDs the words below point into.
+        // Texts of the numbers and IDs the words below point into (on the stack; only
+        // an `<ms>-*` ID is written into a vector).
         let (mut num, mut limit) = (itoa::Buffer::new(), itoa::Buffer::new());
-        let mut minid = Vec::new();
-        let mut id_text = Vec::with_capacity(41);
+        let minid: IdText;
+        let id_text: IdText;
+        let mut ms_star = Vec::new();
         // The words before the pairs: XADD key, at most 10 option words, the ID.
         let mut words: [&[u8]; 13] = [b""; 13];
         let mut n = 0;
@@ -263,8 +265,8 @@ impl<'a> XaddArgs<'a> {
             let (name, value): (&[u8], &[u8]) = match t.strategy {
                 TrimStrategy::MaxLen(v) => (b"MAXLEN", num.format(v).as_bytes()),
                 TrimStrategy::MinId(v) => {
-                    v.write_to(&mut minid);
-                    (b"MINID", &minid)
+                    minid = v.text();
+                    (b"MINID", minid.as_bytes())
                 }
             };
             push(name);
@@ -285,15 +287,18 @@ impl<'a> XaddArgs<'a> {
                 }
             }
         }
-        match (id, self.id) {
-            (Some(id), _) | (None, Some((id, true))) => id.write_to(&mut id_text),
-            (None, Some((id, false))) => {
-                id_text.extend_from_slice(itoa::Buffer::new().format(id.ms).as_bytes());
-                id_text.extend_from_slice(b"-*");
+        push(match (id, self.id) {
+            (Some(id), _) | (None, Some((id, true))) => {
+                id_text = id.text();
+                id_text.as_bytes()
             }
-            (None, None) => id_text.push(b'*'),
-        }
-        push(&id_text);
+            (None, Some((id, false))) => {
+                ms_star.extend_from_slice(itoa::Buffer::new().format(id.ms).as_bytes());
+                ms_star.extend_from_slice(b"-*");
+                &ms_star
+            }
+            (None, None) => b"*",
+        });
         let words = &words[..n];
         let size: usize = words.iter().chain(self.pairs).map(|w| w.len() + 16).sum();
         let mut out = Vec::with_capacity(size + 16);

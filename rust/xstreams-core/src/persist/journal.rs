@@ -92,7 +92,7 @@ impl Journal {
         if self.block.is_none() {
             let mut b = std::mem::take(&mut self.buf);
             b.clear();
-            log::encode_command(&mut b, &[b"MULTI"]);
+            b.extend_from_slice(MULTI);
             self.block = Some(b);
         }
     }

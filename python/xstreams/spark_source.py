@@ -171,15 +171,15 @@ class StreamReader(DataSourceStreamReader):
             out[key.decode()] = end
         return out
 
-    def _node_ends(self, stream: str, start: str, end: str) -> Optional[List[Tuple[str, int]]]:
-        """For each snapshot node holding entries in ``(start, end]``: its last ID and the
+    def _node_ends(self, stream: str, start: str) -> Optional[List[Tuple[str, int]]]:
+        """For each snapshot node holding entries after ``start``: its last ID and the
         entries up to it (the node holding ``start`` counted whole: an upper bound), from
         the snapshot's node index without loading the store; None when the logs after the
         snapshot touch the stream."""
         from xstreams import _xstreams
 
         _, plan = _xstreams._replay_plan(
-            self.path, [stream.encode()], start=f"({start}", end=end, db=self.db, rows_per_part=1
+            self.path, [stream.encode()], start=f"({start}", db=self.db, rows_per_part=1
         )
         out = []
         acc = 0
@@ -190,17 +190,16 @@ class StreamReader(DataSourceStreamReader):
             out.append((last, acc))
         return out
 
-    def _capped_at_nodes(
-        self, start: Dict[str, str], end: Dict[str, str], cap: int
-    ) -> Optional[Dict[str, str]]:
+    def _capped_at_nodes(self, start: Dict[str, str], cap: int) -> Optional[Dict[str, str]]:
         """The end offsets of a batch of at most ``cap`` entries, ending each stream at a
         snapshot node's last ID (so up to a node's entries under the cap), from the node
-        index alone: a batch of a compacted store is planned without loading it. None
-        (the caller counts entry by entry) when a log touches a stream or a stream's
-        share is smaller than its first node."""
+        index alone (which also bounds each stream: no separate look for its last ID): a
+        batch of a compacted store is planned without loading it. None (the caller counts
+        entry by entry) when a log touches a stream or a stream's share is smaller than
+        its first node."""
         ends = []
         for s in self.streams:
-            e = self._node_ends(s, start[s], end[s]) if end[s] != start[s] else []
+            e = self._node_ends(s, start[s])
             if e is None:
                 return None
             ends.append(e)
@@ -250,14 +249,14 @@ class StreamReader(DataSourceStreamReader):
         cap = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         if self.group is not None:
             return self._group_latest(start, cap)
+        if cap is not None and self.path is not None:
+            at_nodes = self._capped_at_nodes(start, cap)
+            if at_nodes is not None:
+                return at_nodes
         last = self._last_ids()
         end = {s: id_max(start[s], last[s]) for s in self.streams}
         if cap is None:
             return end
-        if self.path is not None:
-            at_nodes = self._capped_at_nodes(start, end, cap)
-            if at_nodes is not None:
-                return at_nodes
         store = None
         if self.path is not None:
             import xstreams

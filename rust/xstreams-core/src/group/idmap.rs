@@ -28,6 +28,11 @@ pub struct IdMap<V> {
     /// The last ID of each chunk (searched without touching the chunks).
     lasts: VecDeque<StreamId>,
     len: usize,
+    /// The chunk and position of the last change: where the next change looks first
+    /// (deliveries and acknowledgements of a read come in ID order, so mostly the next
+    /// entry of the same chunk, read in order rather than by a binary search that misses
+    /// the cache on a large map). A guess only, checked before use.
+    hint: (usize, usize),
 }
 
 impl<V> Default for IdMap<V> {
@@ -36,6 +41,7 @@ impl<V> Default for IdMap<V> {
             chunks: VecDeque::new(),
             lasts: VecDeque::new(),
             len: 0,
+            hint: (0, 0),
         }
     }
 }
@@ -68,9 +74,34 @@ impl<V: Copy> IdMap<V> {
         self.lasts.partition_point(|l| l < id)
     }
 
+    /// [`IdMap::seek`] for a change: the entry after the last change's, or that one,
+    /// when `id` belongs there, else the search; the answer becomes the hint.
+    fn seek_for_change(&mut self, id: &StreamId) -> (usize, usize) {
+        let (h, hp) = self.hint;
+        let in_hint =
+            h < self.lasts.len() && *id <= self.lasts[h] && (h == 0 || self.lasts[h - 1] < *id);
+        let ci = if in_hint { h } else { self.chunk_for(id) };
+        let c = self.chunks.get(ci);
+        let at = match c {
+            Some(c) if in_hint => [hp + 1, hp]
+                .into_iter()
+                .find(|&p| p < c.len() && c[p].0 >= *id && (p == 0 || c[p - 1].0 < *id))
+                .map(|p| (ci, p)),
+            _ => None,
+        };
+        let at = at.unwrap_or_else(|| self.seek_in(ci, id));
+        self.hint = at;
+        at
+    }
+
     /// Chunk and position of the first entry with an ID `>= id`.
     fn seek(&self, id: &StreamId) -> (usize, usize) {
-        let ci = self.chunk_for(id);
+        self.seek_in(self.chunk_for(id), id)
+    }
+
+    /// Position of the first entry with an ID `>= id` in chunk `ci`, the first chunk
+    /// whose last ID is `>= id`.
+    fn seek_in(&self, ci: usize, id: &StreamId) -> (usize, usize) {
         match self.chunks.get(ci) {
             None => (ci, 0),
             Some(c) if c[0].0 >= *id => (ci, 0),
@@ -80,7 +111,17 @@ impl<V: Copy> IdMap<V> {
 
     /// Chunk and position of `id`.
     fn find(&self, id: &StreamId) -> Option<(usize, usize)> {
-        let (ci, pos) = self.seek(id);
+        self.found(self.seek(id), id)
+    }
+
+    /// [`IdMap::find`] for a change (see [`IdMap::seek_for_change`]).
+    fn find_for_change(&mut self, id: &StreamId) -> Option<(usize, usize)> {
+        let at = self.seek_for_change(id);
+        self.found(at, id)
+    }
+
+    /// `at` if `id` is there.
+    fn found(&self, (ci, pos): (usize, usize), id: &StreamId) -> Option<(usize, usize)> {
         let c = self.chunks.get(ci)?;
         (c[pos].0 == *id).then_some((ci, pos))
     }
@@ -98,7 +139,21 @@ impl<V: Copy> IdMap<V> {
     /// Insert `id` -> `v`; when `id` is present already nothing changes and its value
     /// comes back as `Err`.
     pub fn try_insert(&mut self, id: StreamId, v: V) -> Result<(), V> {
-        let ci = self.chunk_for(&id);
+        self.insert_at(id, v)
+            .map_err(|(ci, pos)| self.chunks[ci][pos].1)
+    }
+
+    /// Insert `id` -> `new`, or when `id` is present change its value in place with
+    /// `update` (one search either way).
+    pub fn insert_or_update(&mut self, id: StreamId, new: V, update: impl FnOnce(&mut V)) {
+        if let Err((ci, pos)) = self.insert_at(id, new) {
+            update(&mut self.chunks[ci][pos].1);
+        }
+    }
+
+    /// Insert `id` -> `v`, or `Err` with where `id` is when it is present already.
+    fn insert_at(&mut self, id: StreamId, v: V) -> Result<(), (usize, usize)> {
+        let (ci, pos) = self.seek_for_change(&id);
         if ci == self.chunks.len() {
             match self.chunks.back_mut() {
                 Some(c) if c.len() < CAP => {
@@ -116,9 +171,8 @@ impl<V: Copy> IdMap<V> {
             return Ok(());
         }
         let c = &mut self.chunks[ci];
-        let pos = c.partition_point(|e| e.0 < id);
         if c[pos].0 == id {
-            return Err(c[pos].1);
+            return Err((ci, pos));
         }
         if c.len() < CAP {
             c.insert(pos, (id, v));
@@ -155,7 +209,24 @@ impl<V: Copy> IdMap<V> {
                 return Some(v);
             }
         }
-        let (ci, pos) = self.find(id)?;
+        let (ci, pos) = self.find_for_change(id)?;
+        Some(self.remove_at(ci, pos))
+    }
+
+    /// Change the value of `id` in place with `update`, and remove `id` when `update`
+    /// returns false (one search either way); false when `id` is absent.
+    pub fn update_or_remove(&mut self, id: &StreamId, update: impl FnOnce(&mut V) -> bool) -> bool {
+        let Some((ci, pos)) = self.find_for_change(id) else {
+            return false;
+        };
+        if !update(&mut self.chunks[ci][pos].1) {
+            self.remove_at(ci, pos);
+        }
+        true
+    }
+
+    /// Remove the entry at `pos` of chunk `ci`, returning its value.
+    fn remove_at(&mut self, ci: usize, pos: usize) -> V {
         let c = &mut self.chunks[ci];
         let (_, v) = c.remove(pos).expect("position found");
         self.len -= 1;
@@ -163,7 +234,7 @@ impl<V: Copy> IdMap<V> {
         if left == 0 {
             self.chunks.remove(ci);
             self.lasts.remove(ci);
-            return Some(v);
+            return v;
         }
         if pos == left {
             self.lasts[ci] = c[left - 1].0;
@@ -171,7 +242,7 @@ impl<V: Copy> IdMap<V> {
         if left < CAP / 4 {
             self.merge(ci);
         }
-        Some(v)
+        v
     }
 
     /// Merge the sparse chunk `ci` into a neighbour it fits in.
@@ -366,7 +437,7 @@ mod tests {
         StreamId::new(n / 3, n % 3)
     }
 
-    /// Random inserts, removes and range scans agree with a `BTreeMap`, for key spaces
+    /// Random inserts, in-place updates, removes and range scans agree with a `BTreeMap`, for key spaces
     /// small and large against the chunk size, in random and in PEL-like (append at the
     /// end, remove from the start) order.
     #[test]
@@ -404,11 +475,31 @@ mod tests {
                     next(space)
                 };
                 let k = id(k);
-                if op < 5 {
+                if op < 5 && step % 2 == 1 {
+                    m.insert_or_update(k, step, |v| *v += 1);
+                    model.entry(k).and_modify(|v| *v += 1).or_insert(step);
+                } else if op < 5 {
                     let want = model.get(&k).copied();
                     let got = m.try_insert(k, step);
                     assert_eq!(got.err(), want, "insert {k}");
                     model.entry(k).or_insert(step);
+                } else if op < 9 && step % 2 == 1 {
+                    // Kept when the changed value is even.
+                    let got = m.update_or_remove(&k, |v| {
+                        *v += 7;
+                        *v % 2 == 0
+                    });
+                    let want = match model.get_mut(&k) {
+                        Some(v) => {
+                            *v += 7;
+                            if *v % 2 != 0 {
+                                model.remove(&k);
+                            }
+                            true
+                        }
+                        None => false,
+                    };
+                    assert_eq!(got, want, "update or remove {k}");
                 } else if op < 9 {
                     assert_eq!(m.remove(&k), model.remove(&k), "remove {k}");
                 } else {

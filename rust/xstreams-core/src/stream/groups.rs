@@ -4,20 +4,18 @@
 //! in which ones (DELREF) can be answered by asking each group's PEL. With few groups that
 //! is what happens: a delivery then updates two ID maps (the group's PEL and the
 //! consumer's), not three. Above [`INDEXED_GROUPS`] groups the stream keeps an index from
-//! entry ID to the groups holding it (as redis-server's `cgroups_ref` does; a hash map),
-//! so those questions cost one lookup however many groups there are; it is built when
-//! the group count goes above the threshold and dropped when it falls back.
+//! entry ID to the groups holding it ([`RefIndex`], as redis-server's `cgroups_ref`), so
+//! those questions cost one lookup however many groups there are; it is built when the
+//! group count goes above the threshold and dropped when it falls back.
 
 use std::collections::BTreeMap;
 
-use hashbrown::{hash_map, HashMap};
-
 use slab::Slab;
-use smallvec::SmallVec;
 
 use crate::group::{ConsumerGroup, ConsumerIdx, PelIdx};
 use crate::id::StreamId;
 
+use super::refs::{GroupList, RefIndex};
 use super::GroupIdx;
 
 /// Above this many groups the stream keeps the index of which groups hold which entries.
@@ -29,10 +27,8 @@ pub struct Groups {
     by_name: BTreeMap<Vec<u8>, GroupIdx>,
     slab: Slab<ConsumerGroup>,
     /// Entry ID -> groups whose PEL holds it; kept only with more than
-    /// [`INDEXED_GROUPS`] groups (`indexed`), empty otherwise. Only ever asked about one
-    /// ID at a time, so a hash map: a delivery or an ACK finds its entry's list in one
-    /// probe (a B-tree of a large PEL's IDs cost a descent of cold nodes per change).
-    refs: HashMap<StreamId, SmallVec<[GroupIdx; 2]>>,
+    /// [`INDEXED_GROUPS`] groups (`indexed`), empty otherwise.
+    refs: RefIndex,
     indexed: bool,
     /// Cached minimum of the groups' last-delivered IDs (lazily recomputed).
     min_last_id: StreamId,
@@ -104,7 +100,7 @@ impl Groups {
         if want {
             for (g, cg) in &self.slab {
                 for id in cg.pending_ids() {
-                    self.refs.entry(id).or_default().push(g);
+                    self.refs.link(id, g);
                 }
             }
         }
@@ -144,23 +140,13 @@ impl Groups {
 
     fn link_ref(&mut self, id: StreamId, g: GroupIdx) {
         if self.indexed {
-            self.refs.entry(id).or_default().push(g);
+            self.refs.link(id, g);
         }
     }
 
     fn unlink_ref(&mut self, id: StreamId, g: GroupIdx) {
-        if !self.indexed {
-            return;
-        }
-        // One probe of the index to find the list and, when emptied, to remove it.
-        if let hash_map::Entry::Occupied(mut e) = self.refs.entry(id) {
-            let list = e.get_mut();
-            if let Some(pos) = list.iter().position(|&x| x == g) {
-                list.remove(pos);
-            }
-            if list.is_empty() {
-                e.remove();
-            }
+        if self.indexed {
+            self.refs.unlink(id, g);
         }
     }
 
@@ -243,7 +229,7 @@ impl Groups {
             return true;
         }
         if self.indexed {
-            return self.refs.contains_key(&id);
+            return self.refs.contains(&id);
         }
         self.slab.iter().any(|(_, cg)| cg.pel_idx(&id).is_some())
     }
@@ -257,13 +243,11 @@ impl Groups {
             }
             return n;
         }
-        if let Some(list) = self.refs.remove(&id) {
-            for g in list {
-                let cg = &mut self.slab[g];
-                if let Some(p) = cg.pel_idx(&id) {
-                    cg.remove_pending(p);
-                    n += 1;
-                }
+        for g in self.refs.take(&id) {
+            let cg = &mut self.slab[g];
+            if let Some(p) = cg.pel_idx(&id) {
+                cg.remove_pending(p);
+                n += 1;
             }
         }
         n
@@ -289,9 +273,9 @@ impl Groups {
 
     /// Groups referencing `id` (for tests and validation): from the index when there is
     /// one, else asking each group's PEL.
-    pub fn refs_of(&self, id: &StreamId) -> SmallVec<[GroupIdx; 2]> {
+    pub fn refs_of(&self, id: &StreamId) -> GroupList {
         if self.indexed {
-            return self.refs.get(id).cloned().unwrap_or_default();
+            return self.refs.groups(id);
         }
         self.slab
             .iter()
@@ -320,6 +304,7 @@ impl Groups {
                 self.slab.len()
             ));
         }
+        self.refs.validate()?;
         if !self.indexed {
             if !self.refs.is_empty() {
                 return Err("refs index not kept but not empty".into());

@@ -20,6 +20,7 @@ use crate::rax::Rax;
 mod groups;
 mod meta;
 mod range;
+mod refs;
 #[cfg(test)]
 mod tests;
 

@@ -437,9 +437,9 @@ mod tests {
         StreamId::new(n / 3, n % 3)
     }
 
-    /// Random inserts, in-place updates, removes and range scans agree with a `BTreeMap`, for key spaces
-    /// small and large against the chunk size, in random and in PEL-like (append at the
-    /// end, remove from the start) order.
+    /// Random inserts, in-place updates, removes and range scans agree with a
+    /// `BTreeMap`, for key spaces small and large against the chunk size, in random and
+    /// in PEL-like (append at the end, remove from the start) order.
     #[test]
     fn agrees_with_a_btreemap() {
         for (seed, space, fifo) in [

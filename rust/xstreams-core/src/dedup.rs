@@ -98,21 +98,8 @@ impl IdmpDedup {
 mod tests {
     use super::*;
     use crate::batch::{Col, Idmp, RowOutcome, XaddRows};
+    use crate::test_rng::Rng;
     use crate::Store;
-
-    /// Tiny deterministic generator (xorshift), so a failure prints a seed to rerun.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
 
     /// The store's answer: `xadd_rows` in dedup mode with per-row times, rows grouped by
     /// producer and sorted by time (what `xstreams.spark.dedup` sends).
@@ -172,7 +159,7 @@ mod tests {
         let (mut dups, mut errors, mut re_added) = (0, 0, 0);
         for case in 0..200u64 {
             let seed = base.wrapping_add(case.wrapping_mul(0x9e37_79b9));
-            let mut r = Rng(seed | 1);
+            let mut r = Rng::new(seed);
             let duration = 1 + r.below(4);
             let maxsize = 1 + r.below(12);
             let producers = 1 + r.below(5);

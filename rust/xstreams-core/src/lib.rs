@@ -55,6 +55,8 @@ pub mod read;
 pub mod reply;
 pub mod store;
 pub mod stream;
+#[cfg(test)]
+mod test_rng;
 pub mod watch;
 
 pub use config::Config;

@@ -432,6 +432,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::test_rng::Rng;
 
     fn id(n: u64) -> StreamId {
         StreamId::new(n / 3, n % 3)
@@ -449,13 +450,8 @@ mod tests {
             (4, 5000, true),
             (5, 100_000, true),
         ] {
-            let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-            let mut next = move |n: u64| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                rng % n
-            };
+            let mut rng = Rng::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let mut next = move |n: u64| rng.below(n);
             let mut m: IdMap<u64> = IdMap::new();
             let mut model: BTreeMap<StreamId, u64> = BTreeMap::new();
             let (mut head, mut tail) = (0u64, 0u64);

@@ -344,6 +344,7 @@ impl Groups {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Rng;
 
     /// The groups holding `id`, asked of every PEL (the model of the index).
     fn holders(gs: &Groups, id: StreamId) -> Vec<GroupIdx> {
@@ -392,13 +393,8 @@ mod tests {
     fn reference_answers_do_not_depend_on_the_index() {
         const IDS: u64 = 40;
         let mut gs = Groups::default();
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |n: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % n
-        };
+        let mut rng = Rng::new(0x2545_f491_4f6c_dd1d);
+        let mut next = move |n: u64| rng.below(n);
         let mut names = Vec::new();
         let step = |gs: &mut Groups, next: &mut dyn FnMut(u64) -> u64| {
             let live: Vec<GroupIdx> = gs.iter().map(|(_, g, _)| g).collect();

@@ -144,18 +144,14 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::test_rng::Rng;
 
     /// Random links and unlinks over low and high slots agree with a map of sets, and
     /// `take` forgets what it returns.
     #[test]
     fn agrees_with_a_map_of_sets() {
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move |n: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % n
-        };
+        let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = move |n: u64| rng.below(n);
         let mut ix = RefIndex::default();
         let mut model: BTreeMap<StreamId, Vec<GroupIdx>> = BTreeMap::new();
         // Slots on both sides of MASK_SLOTS, the edges included.

@@ -328,6 +328,20 @@ mod tests {
         }
     }
 
+    /// The 15-byte form against `Display` over random 13-digit times (seeded).
+    #[test]
+    fn text_of_random_thirteen_digit_times() {
+        let mut rng = crate::test_rng::Rng::new(0x05ee_d1d5);
+        for _ in 0..20_000 {
+            let ms = 1_000_000_000_000 + rng.below(9_000_000_000_000);
+            let id = StreamId::new(ms, rng.below(10));
+            assert_eq!(id.text().as_str(), id.to_string());
+            let mut out = Vec::new();
+            id.write_to(&mut out);
+            assert_eq!(out, id.to_string().into_bytes());
+        }
+    }
+
     fn p(s: &str) -> Option<StreamId> {
         parse_id(s.as_bytes(), 0, false, false).map(|x| x.id)
     }

@@ -194,20 +194,15 @@ impl<V: Copy> IdMap<V> {
 
     /// Remove `id`, returning its value.
     pub fn remove(&mut self, id: &StreamId) -> Option<V> {
-        // The oldest entry goes most (acknowledged first): popped without a search.
-        if let Some(c) = self.chunks.front_mut() {
-            if c.front().is_some_and(|e| e.0 == *id) {
-                let (_, v) = c.pop_front().expect("the front entry");
-                self.len -= 1;
-                let left = c.len();
-                if left == 0 {
-                    self.chunks.pop_front();
-                    self.lasts.pop_front();
-                } else if left < CAP / 4 {
-                    self.merge(0);
-                }
-                return Some(v);
-            }
+        // The oldest entry goes most (acknowledged first): taken without a search (a
+        // VecDeque removes its front in O(1)).
+        if self
+            .chunks
+            .front()
+            .and_then(|c| c.front())
+            .is_some_and(|e| e.0 == *id)
+        {
+            return Some(self.remove_at(0, 0));
         }
         let (ci, pos) = self.find_for_change(id)?;
         Some(self.remove_at(ci, pos))

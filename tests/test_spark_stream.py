@@ -218,6 +218,54 @@ def test_source_caps_a_compacted_store_from_its_node_index(tmp_path):
     assert sum(got) == 999 + 351 and got[:3] == [250] * 3 and max(got) == 250
 
 
+def test_source_splits_a_small_batch_for_every_core(tmp_path):
+    """A micro-batch under ``rowsPerPartition`` is still split ``minPartitions`` ways
+    (shared among the streams with entries), into even parts that read every entry once;
+    the default is the machine's cores."""
+    from pyspark.sql.types import StructType
+    from xstreams.spark import DEFAULT_SCHEMA
+    from xstreams.spark_source import StreamReader
+
+    path = str(tmp_path / "store")
+    st = xstreams.Store(path, fsync="no")
+    for i in range(1000):
+        st.execute_command("XADD", "a", "*", "n", i)
+        if i < 300:
+            st.execute_command("XADD", "b", "*", "n", i)
+    st.compact()
+    st.close()
+    assert StreamReader({"path": path, "stream": "a"}, StructType()).min_parts == (
+        os.cpu_count() or 1
+    )
+
+    def plan(opts: Dict[str, str], end: Dict[str, str]) -> List[int]:
+        reader = StreamReader({"path": path, **opts}, DEFAULT_SCHEMA)
+        parts = reader.partitions({"a": "0-0", "b": "0-0"}, end)
+        got = [b for p in parts for b in reader.read(p)]
+        assert sum(b.num_rows for b in got) == sum(
+            len(chk.execute_command("XRANGE", s, "-", e)) for s, e in end.items()
+        )
+        ids = [(s, i) for b in got for s, i in zip(b.column("stream").to_pylist(),
+                                                    b.column("id").to_pylist())]  # fmt: skip
+        assert len(ids) == len(set(ids))
+        return [p.part[4] for p in parts]
+
+    chk = xstreams.Store(path, read_only=True)
+    try:
+        last = {s: chk.execute_command("XREVRANGE", s, "+", "-", "COUNT", 1)[0][0].decode()
+                for s in "ab"}  # fmt: skip
+        # 1,000 entries in 10 nodes of 100.
+        assert plan({"stream": "a", "minPartitions": "4"}, {"a": last["a"]}) == [300, 200, 300, 200]
+        assert plan({"stream": "a", "minPartitions": "1"}, {"a": last["a"]}) == [1000]
+        assert plan({"stream": "a", "minPartitions": "2", "rowsPerPartition": "300"},
+                    {"a": last["a"]}) == [300, 200, 300, 200]  # fmt: skip
+        # Two streams share the minimum: 2 parts each.
+        got = plan({"streams": '["a", "b"]', "minPartitions": "4"}, last)
+        assert got == [500, 500, 200, 100]
+    finally:
+        chk.close()
+
+
 def _node_parts(path: str, stream: str) -> List[Any]:
     from xstreams import _xstreams
 
@@ -568,6 +616,8 @@ def test_bad_options_name_the_option(spark, tmp_path):  # noqa: F811
         ({"group": "g", "consumer": "c"}, "group"),
         ({"streams": "[1,"}, "streams"),
         ({"url": "http://x"}, "url"),
+        ({"minPartitions": "0"}, "minPartitions"),
+        ({"rowsPerPartition": "many"}, "rowsPerPartition"),
     ]
     for extra, name in reader_cases:
         with pytest.raises(ValueError, match=f'option\\("{name}"\\)'):

@@ -197,6 +197,7 @@ def _replay_plan(
     group: Optional[_Arg] = None,
     db: int = 0,
     rows_per_part: int = 500000,
+    min_parts: int = 1,
 ) -> tuple[_Files, list[_Part]]: ...
 def _replay_read(
     files: _Files,

@@ -45,6 +45,8 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from .spark_io import int_option, min_partitions, per_stream_parts
+
 __all__ = [
     "dedup",
     "load",
@@ -529,7 +531,8 @@ class _Reader(DataSourceReader):
         self.end = _option(options, "end")
         self.group = _option(options, "group")
         self.db = int(_option(options, "db", 0))
-        self.rows_per_part = int(_option(options, "rowsPerPartition", 500_000))
+        self.rows_per_part = int_option(options, "rowsPerPartition", 500_000, 1)
+        self.min_parts = min_partitions(options)
         self.decode = str(_option(options, "decode", "true")).lower() != "false"
         self.schema = schema
         self.field_schema = _field_schema(schema)
@@ -545,6 +548,7 @@ class _Reader(DataSourceReader):
             group=self.group,
             db=self.db,
             rows_per_part=self.rows_per_part,
+            min_parts=per_stream_parts(self.min_parts, len(self.streams)),
         )
         if not parts:
             return [_ReplayPartition(0, files, None)]

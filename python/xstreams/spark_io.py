@@ -51,6 +51,19 @@ def int_option(
     return v
 
 
+def min_partitions(options: Mapping[str, Any]) -> int:
+    """``option("minPartitions")``: the fewest parts a read of a store is split into
+    (while its streams have snapshot nodes to split), so that a read smaller than
+    ``rowsPerPartition`` still keeps every core busy. Default: the cores of the machine
+    that plans the read (the driver's; set it to the cluster's cores elsewhere)."""
+    return int_option(options, "minPartitions", os.cpu_count() or 1, 1) or 1
+
+
+def per_stream_parts(min_parts: int, streams: int) -> int:
+    """Each stream's share of ``min_parts`` (a read of many streams already has parts)."""
+    return max(1, -(-min_parts // max(1, streams)))
+
+
 def bool_option(options: Mapping[str, Any], name: str, default: bool) -> bool:
     raw = get_option(options, name)
     if raw is None:

@@ -37,7 +37,9 @@ from .spark_io import (
     id_max,
     id_text,
     int_option,
+    min_partitions,
     parse_id,
+    per_stream_parts,
     stream_keys,
     target,
 )
@@ -84,6 +86,7 @@ class StreamReader(DataSourceStreamReader):
         self.db = int_option(options, "db", 0, 0) or 0
         self.max_entries = int_option(options, "maxEntriesPerTrigger", None, 1)
         self.rows_per_part = int_option(options, "rowsPerPartition", 500_000, 1)
+        self.min_parts = min_partitions(options)
         self.decode = bool_option(options, "decode", True)
         self.schema = schema
         self.field_schema = _field_schema(schema)
@@ -321,6 +324,7 @@ class StreamReader(DataSourceStreamReader):
         from .spark import _ReplayPartition
 
         parts: List[InputPartition] = []
+        min_parts = per_stream_parts(self.min_parts, len(live))
         for s in live:
             files, plan = _xstreams._replay_plan(
                 self.path,
@@ -329,6 +333,7 @@ class StreamReader(DataSourceStreamReader):
                 end=end[s],
                 db=self.db,
                 rows_per_part=self.rows_per_part,
+                min_parts=min_parts,
             )
             for p in plan:
                 parts.append(_ReplayPartition(len(parts), files, p))

@@ -34,7 +34,7 @@ fn read_all(
         StreamId::MIN,
         StreamId::MAX,
         false,
-        per_part,
+        replay::Split::rows(per_part),
     )
     .unwrap();
     let mut out = Entries::new();
@@ -113,4 +113,61 @@ fn durable_rows_match_single_xadds_and_replay() {
     assert!(kinds.iter().all(|k| *k == PartKind::Full));
     a.close();
     b.close();
+}
+
+/// The parts of a snapshot range: even in rows, at least `min_parts` of them while there
+/// are nodes to split, and together exactly the stream.
+#[test]
+fn parts_are_even_and_at_least_min_parts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("s");
+    let a = open(&dir); // 4 entries a node
+    for i in 0..100u64 {
+        a.execute(&[b"XADD", b"s", b"*", b"v", i.to_string().as_bytes()]);
+        a.advance_clock(1);
+    }
+    a.compact().unwrap();
+    let rows = |split: replay::Split| -> Vec<u64> {
+        let files = StoreFiles::open(&dir).unwrap();
+        let parts = replay::plan(
+            &files,
+            0,
+            &[b"s".to_vec()],
+            StreamId::MIN,
+            StreamId::MAX,
+            false,
+            split,
+        )
+        .unwrap();
+        let mut out = Entries::new();
+        for p in &parts {
+            assert_eq!(p.kind, PartKind::Snapshot);
+            replay::read_part(&files, 0, p, None, &mut out).unwrap();
+        }
+        assert_eq!(flat(&out), xrange(&dir, b"s"), "{split:?}");
+        parts.iter().map(|p| p.rows).collect()
+    };
+    // 100 entries in 25 nodes.
+    assert_eq!(rows(replay::Split::rows(60)), vec![52, 48]); // not 60 + 40
+    assert_eq!(rows(replay::Split::rows(1000)), vec![100]);
+    let split = |rows_per_part, min_parts| replay::Split {
+        rows_per_part,
+        min_parts,
+    };
+    assert_eq!(rows(split(1000, 2)), vec![52, 48]);
+    assert_eq!(rows(split(1000, 4)), vec![28, 24, 24, 24]);
+    assert_eq!(rows(split(30, 2)), vec![28, 24, 24, 24]); // rows_per_part wins
+    assert_eq!(rows(split(1000, 100)).len(), 25); // no more parts than nodes
+    assert_eq!(rows(split(1000, 0)), vec![100]);
+    assert_eq!(rows(replay::Split::rows(1)), vec![4; 25]); // a part per node
+                                                           // Uneven nodes (the first holds 1 entry now): still a part per node at 1.
+    for i in 0..3u64 {
+        a.execute(&[b"XDEL", b"s", format!("{}-0", NOW + i as i64).as_bytes()]);
+    }
+    a.compact().unwrap();
+    let mut want = vec![4; 25];
+    want[0] = 1;
+    assert_eq!(rows(replay::Split::rows(1)), want);
+    assert_eq!(rows(replay::Split::rows(50)), vec![49, 48]);
+    a.close();
 }

@@ -116,9 +116,11 @@ fn shape(decode: bool, signed: bool, schema: Option<&Bound<'_, PyAny>>) -> PyRes
 /// ``files`` pins the store's files (snapshot and log sizes) and each part is
 /// ``(stream, kind, start_id, end_id, expected_rows)`` with ``kind`` one of
 /// ``"snapshot"``, ``"tail"``, ``"full"`` (see ``docs/spark.md``). ``start``/``end`` take
-/// XRANGE's forms (``-``, ``+``, incomplete and exclusive ``(`` IDs).
+/// XRANGE's forms (``-``, ``+``, incomplete and exclusive ``(`` IDs). Each stream's
+/// snapshot range is split into even parts of at most about ``rows_per_part`` entries,
+/// and into at least ``min_parts`` parts when it has that many nodes.
 #[pyfunction]
-#[pyo3(signature = (path, streams, start=None, end=None, group=None, db=0, rows_per_part=500_000))]
+#[pyo3(signature = (path, streams, start=None, end=None, group=None, db=0, rows_per_part=500_000, min_parts=1))]
 #[allow(clippy::too_many_arguments)]
 pub fn _replay_plan<'py>(
     py: Python<'py>,
@@ -129,6 +131,7 @@ pub fn _replay_plan<'py>(
     group: Option<&Bound<'py, PyAny>>,
     db: usize,
     rows_per_part: u64,
+    min_parts: u64,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let mut keys = Vec::new();
     for k in streams.try_iter()? {
@@ -157,7 +160,10 @@ pub fn _replay_plan<'py>(
             start,
             end,
             group.is_some(),
-            rows_per_part,
+            replay::Split {
+                rows_per_part,
+                min_parts,
+            },
         )?;
         if let Some(g) = &group {
             replay::check_group(&files, db, &keys, &parts, g)?;

@@ -353,9 +353,39 @@ pub struct Part {
     pub rows: u64,
 }
 
+/// How [`plan`] splits each stream's range of snapshot nodes.
+#[derive(Clone, Copy, Debug)]
+pub struct Split {
+    /// At most about this many entries a part.
+    pub rows_per_part: u64,
+    /// At least this many parts a stream, when it has that many nodes in the range (so
+    /// that a small read still keeps every core busy).
+    pub min_parts: u64,
+}
+
+impl Split {
+    /// Parts of about `rows_per_part` entries, no minimum count.
+    pub fn rows(rows_per_part: u64) -> Self {
+        Split {
+            rows_per_part,
+            min_parts: 1,
+        }
+    }
+
+    /// How many parts `total` entries in `nodes` nodes take.
+    fn parts(self, total: u64, nodes: usize) -> u64 {
+        let per = self.rows_per_part.max(1);
+        total
+            .div_ceil(per)
+            .max(self.min_parts)
+            .min(nodes as u64)
+            .max(1)
+    }
+}
+
 /// Split the read of `keys` (database `db`, IDs in `[start, end]`, with or without a
-/// group) into parts of about `rows_per_part` entries. Parts of one stream cover
-/// `[start, end]` without overlap, in ID order.
+/// group) into parts as `split` says. Parts of one stream cover `[start, end]` without
+/// overlap, in ID order.
 pub fn plan(
     files: &StoreFiles,
     db: usize,
@@ -363,7 +393,7 @@ pub fn plan(
     start: StreamId,
     end: StreamId,
     group: bool,
-    rows_per_part: u64,
+    split: Split,
 ) -> Result<Vec<Part>, ReadError> {
     if db >= NUM_DBS {
         return Err(ReadError::Reply(CmdError::db_index_out_of_range().0));
@@ -373,7 +403,6 @@ pub fn plan(
         Some((p, size)) => Some(SnapshotReader::open(p, *size)?),
         None => None,
     };
-    let rows_per_part = rows_per_part.max(1);
     let mut parts = Vec::new();
     for (key, t) in keys.iter().zip(touch) {
         let snap_kind = if t == LogTouch::Other {
@@ -394,12 +423,23 @@ pub fn plan(
                 .iter()
                 .filter(|n| !(n.last < start || n.master > end))
                 .collect();
+            // Part k ends at the first node where the entries so far reach k/n of the
+            // total: the parts come out even (two parts of 300,000 rather than 500,000
+            // and 100,000), give or take a node; and a part never grows past
+            // rows_per_part (1: a part per node).
+            let total = u128::from(nodes.iter().map(|n| n.live).sum::<u64>());
+            let count = u128::from(split.parts(total as u64, nodes.len()));
+            let mut next_cut = 1u128;
             let mut part_start = start;
-            let mut acc = 0u64;
+            let (mut acc, mut sum) = (0u64, 0u128);
             for (i, n) in nodes.iter().enumerate() {
                 acc += n.live;
+                sum += u128::from(n.live);
                 let last_node = i + 1 == nodes.len();
-                if acc >= rows_per_part || last_node {
+                let even_cut = total > 0 && sum * count >= next_cut * total;
+                if even_cut || acc >= split.rows_per_part.max(1) || last_node {
+                    // The next cut: the first k/n the entries so far have not reached.
+                    next_cut = sum * count / total.max(1) + 1;
                     let part_end = n.last.min(end);
                     if part_start <= part_end {
                         parts.push(Part {

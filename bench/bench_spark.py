@@ -59,6 +59,10 @@ NOW = 1_700_000_000_000
 N_SOURCE = 3_000_000
 # Measured rounds of the dedup contenders (full runs), after one warm-up round.
 DEDUP_REPS = 5
+# Measured rounds of the streaming contenders (full runs): a round's figure moves by a
+# tenth or more from one query to the next (query start, 50 ms polling), so the median
+# of five rather than three.
+STREAM_REPS = 5
 
 
 def _best(fn: Callable[[], Any], reps: int, setup: Optional[Callable[[], Any]] = None) -> float:
@@ -579,7 +583,9 @@ def run(quick: bool = True) -> List[Dict[str, Any]]:
     rows = bench_xadd(n_xadd, reps, log)
     try:
         rows += bench_dedup(n_dedup, 2 if quick else DEDUP_REPS, log)
-        rows += bench_streaming(n_stream, log, None if quick else N_SOURCE, 2 if quick else 3)
+        rows += bench_streaming(
+            n_stream, log, None if quick else N_SOURCE, 2 if quick else STREAM_REPS
+        )
     except Exception as e:  # pragma: no cover - no Java / pyspark
         log(f"spark rows skipped: {e}")
     return rows
@@ -592,7 +598,9 @@ def run_stream_only(quick: bool, n_source: Optional[int] = None) -> List[Dict[st
         print(f"[bench_spark] {msg}", file=sys.stderr, flush=True)
 
     n_source = n_source or (None if quick else N_SOURCE)
-    return bench_streaming(100_000 if quick else 1_000_000, log, n_source, 2 if quick else 3)
+    return bench_streaming(
+        100_000 if quick else 1_000_000, log, n_source, 2 if quick else STREAM_REPS
+    )
 
 
 def run_dedup_only(quick: bool) -> List[Dict[str, Any]]:
@@ -613,7 +621,7 @@ def run_spark_only(quick: bool, n_source: Optional[int] = None) -> List[Dict[str
     n_dedup, reps, n_stream = (200_000, 2, 100_000) if quick else (2_000_000, DEDUP_REPS, 1_000_000)
     n_source = n_source or (None if quick else N_SOURCE)
     return bench_dedup(n_dedup, reps, log) + bench_streaming(
-        n_stream, log, n_source, 2 if quick else 3
+        n_stream, log, n_source, 2 if quick else STREAM_REPS
     )
 
 

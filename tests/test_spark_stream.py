@@ -173,6 +173,17 @@ def _counts(store: Any, offsets: List[Dict[str, str]]) -> List[int]:
     ]
 
 
+def _two_streams(path: str, b_entries: int) -> Any:
+    """A durable store (left open) with 1,000 entries in ``a`` and ``b_entries`` in
+    ``b``, each ``n <i>``, added in turns."""
+    st = xstreams.Store(path, fsync="no")
+    for i in range(1000):
+        st.execute_command("XADD", "a", "*", "n", i)
+        if i < b_entries:
+            st.execute_command("XADD", "b", "*", "n", i)
+    return st
+
+
 def test_source_caps_a_compacted_store_from_its_node_index(tmp_path):
     """With ``maxEntriesPerTrigger`` on a compacted store, batches are planned from the
     snapshot's node index (no load): each ends at a node's last ID, holds at most the cap,
@@ -183,11 +194,7 @@ def test_source_caps_a_compacted_store_from_its_node_index(tmp_path):
     from xstreams.spark_source import StreamReader
 
     path = str(tmp_path / "store")
-    st = xstreams.Store(path, fsync="no")
-    for i in range(1000):
-        st.execute_command("XADD", "a", "*", "n", i)
-        if i < 350:
-            st.execute_command("XADD", "b", "*", "n", i)
+    st = _two_streams(path, 350)
     st.execute_command("XDEL", "a", st.execute_command("XRANGE", "a", "-", "+", "COUNT", 1)[0][0])
     st.compact()
     st.close()
@@ -227,11 +234,7 @@ def test_source_splits_a_small_batch_for_every_core(tmp_path):
     from xstreams.spark_source import StreamReader
 
     path = str(tmp_path / "store")
-    st = xstreams.Store(path, fsync="no")
-    for i in range(1000):
-        st.execute_command("XADD", "a", "*", "n", i)
-        if i < 300:
-            st.execute_command("XADD", "b", "*", "n", i)
+    st = _two_streams(path, 300)
     st.compact()
     st.close()
     assert StreamReader({"path": path, "stream": "a"}, StructType()).min_parts == (

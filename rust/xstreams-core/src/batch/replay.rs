@@ -427,8 +427,9 @@ pub fn plan(
             // total: the parts come out even (two parts of 300,000 rather than 500,000
             // and 100,000), give or take a node; and a part never grows past
             // rows_per_part (1: a part per node).
-            let total = u128::from(nodes.iter().map(|n| n.live).sum::<u64>());
-            let count = u128::from(split.parts(total as u64, nodes.len()));
+            let live: u64 = nodes.iter().map(|n| n.live).sum();
+            let count = u128::from(split.parts(live, nodes.len()));
+            let (total, cap) = (u128::from(live), split.rows_per_part.max(1));
             let mut next_cut = 1u128;
             let mut part_start = start;
             let (mut acc, mut sum) = (0u64, 0u128);
@@ -437,7 +438,7 @@ pub fn plan(
                 sum += u128::from(n.live);
                 let last_node = i + 1 == nodes.len();
                 let even_cut = total > 0 && sum * count >= next_cut * total;
-                if even_cut || acc >= split.rows_per_part.max(1) || last_node {
+                if even_cut || acc >= cap || last_node {
                     // The next cut: the first k/n the entries so far have not reached.
                     next_cut = sum * count / total.max(1) + 1;
                     let part_end = n.last.min(end);

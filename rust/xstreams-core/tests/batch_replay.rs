@@ -160,7 +160,8 @@ fn parts_are_even_and_at_least_min_parts() {
     assert_eq!(rows(split(1000, 100)).len(), 25); // no more parts than nodes
     assert_eq!(rows(split(1000, 0)), vec![100]);
     assert_eq!(rows(replay::Split::rows(1)), vec![4; 25]); // a part per node
-                                                           // Uneven nodes (the first holds 1 entry now): still a part per node at 1.
+
+    // Uneven nodes (the first holds 1 entry now): still a part per node at 1.
     for i in 0..3u64 {
         a.execute(&[b"XDEL", b"s", format!("{}-0", NOW + i as i64).as_bytes()]);
     }

@@ -116,3 +116,16 @@ def test_reading_while_a_writer_has_the_store_open(spark, tmp_path):  # noqa: F8
         assert df.count() == 21
     finally:
         w.close()
+
+
+def test_min_partitions_is_shared_among_streams_with_entries(spark, store_path):  # noqa: F811
+    """``minPartitions`` is the read's: a stream with nothing to read takes no share, so
+    ``a`` beside a missing stream is split as if read alone (4 snapshot parts, plus the
+    tail part of its appends after the snapshot), and two streams split 2 + 2."""
+    alone = read(spark, store_path, stream="a", minPartitions="4")
+    beside = read(spark, store_path, streams=json.dumps(["a", "missing"]), minPartitions="4")
+    assert alone.rdd.getNumPartitions() == beside.rdd.getNumPartitions() == 5
+    assert rows_of(beside) == rows_of(alone) and len(rows_of(alone)) == 150
+    both = read(spark, store_path, streams=json.dumps(["a", "b"]), minPartitions="4")
+    # 2 + 1 parts each: a as above; b (deleted from after the snapshot) read from a full load
+    assert both.rdd.getNumPartitions() == 6

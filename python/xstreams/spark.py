@@ -45,7 +45,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from .spark_io import int_option, min_partitions, per_stream_parts
+from .spark_io import int_option, min_partitions
 
 __all__ = [
     "dedup",
@@ -548,7 +548,8 @@ class _Reader(DataSourceReader):
             group=self.group,
             db=self.db,
             rows_per_part=self.rows_per_part,
-            min_parts=per_stream_parts(self.min_parts, len(self.streams)),
+            # The planner shares it among the streams with entries in the range.
+            min_parts=self.min_parts,
         )
         if not parts:
             return [_ReplayPartition(0, files, None)]

@@ -172,3 +172,47 @@ fn parts_are_even_and_at_least_min_parts() {
     assert_eq!(rows(replay::Split::rows(50)), vec![49, 48]);
     a.close();
 }
+
+/// `min_parts` is the whole read's: shared evenly among the streams with snapshot entries
+/// in the range, so a missing, empty or out-of-range stream takes no share.
+#[test]
+fn min_parts_is_shared_among_streams_with_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("s");
+    let a = open(&dir); // 4 entries a node
+    for i in 0..100u64 {
+        for key in [&b"s"[..], b"t"] {
+            a.execute(&[b"XADD", key, b"*", b"v", i.to_string().as_bytes()]);
+        }
+        a.advance_clock(1);
+    }
+    a.execute(&[b"XADD", b"gone", b"*", b"v", b"0"]);
+    a.execute(&[b"XTRIM", b"gone", b"MAXLEN", b"0"]); // an empty stream
+    a.compact().unwrap();
+    let per_key = |keys: &[&[u8]], min_parts: u64, start: StreamId| -> Vec<usize> {
+        let files = StoreFiles::open(&dir).unwrap();
+        let keys: Vec<Vec<u8>> = keys.iter().map(|k| k.to_vec()).collect();
+        let split = replay::Split {
+            rows_per_part: 1000,
+            min_parts,
+        };
+        let parts = replay::plan(&files, 0, &keys, start, StreamId::MAX, false, split).unwrap();
+        keys.iter()
+            .map(|k| parts.iter().filter(|p| p.key == *k).count())
+            .collect()
+    };
+    let all = StreamId::MIN;
+    assert_eq!(per_key(&[b"s"], 2, all), vec![2]);
+    assert_eq!(per_key(&[b"s", b"missing"], 2, all), vec![2, 0]);
+    assert_eq!(per_key(&[b"s", b"gone"], 2, all), vec![2, 0]);
+    assert_eq!(per_key(&[b"s", b"t"], 4, all), vec![2, 2]);
+    assert_eq!(per_key(&[b"s", b"t"], 3, all), vec![2, 2]); // rounded up
+    assert_eq!(per_key(&[b"s", b"t"], 2, all), vec![1, 1]);
+    // Past every entry: no stream has entries in the range, none takes a share.
+    let past = StreamId {
+        ms: (NOW + 1000) as u64,
+        seq: 0,
+    };
+    assert_eq!(per_key(&[b"s", b"t"], 4, past), vec![0, 0]);
+    a.close();
+}

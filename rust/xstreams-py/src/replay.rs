@@ -118,7 +118,8 @@ fn shape(decode: bool, signed: bool, schema: Option<&Bound<'_, PyAny>>) -> PyRes
 /// ``"snapshot"``, ``"tail"``, ``"full"`` (see ``docs/spark.md``). ``start``/``end`` take
 /// XRANGE's forms (``-``, ``+``, incomplete and exclusive ``(`` IDs). Each stream's
 /// snapshot range is split into even parts of at most about ``rows_per_part`` entries,
-/// and into at least ``min_parts`` parts when it has that many nodes.
+/// and the read into at least ``min_parts`` parts (an even share for each stream with
+/// snapshot entries in the range, while it has that many nodes).
 #[pyfunction]
 #[pyo3(signature = (path, streams, start=None, end=None, group=None, db=0, rows_per_part=500_000, min_parts=1))]
 #[allow(clippy::too_many_arguments)]

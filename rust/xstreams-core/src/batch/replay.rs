@@ -358,8 +358,9 @@ pub struct Part {
 pub struct Split {
     /// At most about this many entries a part.
     pub rows_per_part: u64,
-    /// At least this many parts a stream, when it has that many nodes in the range (so
-    /// that a small read still keeps every core busy).
+    /// At least this many parts for the whole read (so that a small read still keeps
+    /// every core busy), shared evenly among the streams that have snapshot entries in
+    /// the range; a stream is split into at most one part per node.
     pub min_parts: u64,
 }
 
@@ -403,26 +404,43 @@ pub fn plan(
         Some((p, size)) => Some(SnapshotReader::open(p, *size)?),
         None => None,
     };
+    // Each stream's snapshot nodes in the range (none: not a stream in the snapshot).
+    let mut ranges = Vec::with_capacity(keys.len());
+    for (key, &t) in keys.iter().zip(&touch) {
+        let index = snap.as_ref().and_then(|s| s.key(db, key));
+        if let Some(k) = index {
+            if k.kind != 1 && t == LogTouch::Untouched {
+                return Err(ReadError::Reply(crate::error::CmdError::wrong_type().0));
+            }
+        }
+        let nodes: Vec<_> = match index.filter(|k| k.kind == 1) {
+            Some(k) => k
+                .nodes
+                .iter()
+                .filter(|n| !(n.last < start || n.master > end))
+                .collect(),
+            None => Vec::new(),
+        };
+        ranges.push(nodes);
+    }
+    // min_parts is the read's: each stream with entries to split takes an even share.
+    let splittable = ranges
+        .iter()
+        .filter(|nodes| nodes.iter().any(|n| n.live > 0))
+        .count() as u64;
+    let split = Split {
+        min_parts: split.min_parts.div_ceil(splittable.max(1)),
+        ..split
+    };
     let mut parts = Vec::new();
-    for (key, t) in keys.iter().zip(touch) {
+    for ((key, t), nodes) in keys.iter().zip(touch).zip(ranges) {
         let snap_kind = if t == LogTouch::Other {
             PartKind::Full
         } else {
             PartKind::Snapshot
         };
-        let index = snap.as_ref().and_then(|s| s.key(db, key)).cloned();
-        if let Some(k) = &index {
-            if k.kind != 1 && t == LogTouch::Untouched {
-                return Err(ReadError::Reply(crate::error::CmdError::wrong_type().0));
-            }
-        }
         let mut covered: Option<StreamId> = None; // last ID covered by snapshot parts
-        if let Some(k) = index.filter(|k| k.kind == 1) {
-            let nodes: Vec<_> = k
-                .nodes
-                .iter()
-                .filter(|n| !(n.last < start || n.master > end))
-                .collect();
+        if !nodes.is_empty() {
             // Part k ends at the first node where the entries so far reach k/n of the
             // total: the parts come out even (two parts of 300,000 rather than 500,000
             // and 100,000), give or take a node; and a part never grows past

@@ -16,7 +16,8 @@ Rows (``run(quick) -> list[dict]``, each with ``bench``, ``method``, ``rows``,
   vs Spark's ``dropDuplicates(["pid", "iid"])`` on the same cached DataFrame, both
   written to Spark's ``noop`` sink, local[2], 1,000 producers, 10% retried sends; and vs
   a ``row_number()`` over ``(pid, iid)`` ordered by time as a duplicate flag. Different
-  questions (no time window, size limit or entry IDs), same data and cluster. Two
+  questions (no time window, size limit or entry IDs), same data and cluster; also
+  ``keep="first"`` (only the rows kept: dropDuplicates' output, plus ``entry_id``). Two
   floors: a scan of the cached input, and dedup's own plan with an identity function
   (``repartition(pid)`` + ``mapInArrow`` returning its input).
 * ``stream``: the streaming source reading a compacted store of 3,000,000 entries
@@ -369,6 +370,10 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     def run_dedup() -> None:
         noop(xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=10_000))
 
+    def run_first() -> None:  # dropDuplicates' question: only the rows kept
+        noop(xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=10_000,
+                      keep="first"))  # fmt: skip
+
     def run_drop() -> None:
         noop(df.dropDuplicates(["pid", "iid"]))
 
@@ -403,9 +408,9 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     # dedup, scan, ...), all on the same cached input in this one session; the figure is
     # each method's median, with its spread and CPU seconds (JVM + Python workers).
     run_default = _spark_default_arrow_bytes(spark, run_dedup)
-    scan, ident, shaped, drop, rn, ours, dflt = _in_turns(
+    scan, ident, shaped, drop, rn, ours, first, dflt = _in_turns(
         [run_scan, run_identity, run_with_columns, run_drop, run_row_number, run_dedup,
-         run_default],
+         run_first, run_default],
         reps,
     )  # fmt: skip
     out.append(_row("dedup", "Spark scan of the cached input (noop sink)", rows, scan.median,
@@ -429,6 +434,13 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     )  # fmt: skip
     out.append(_row("dedup", "xstreams.spark.dedup (IDMP, 2 s window)", rows, ours.median, note))
     log(f"dedup: {rows} rows; {note}")
+    # The same output as dropDuplicates (each IID's first row, the duplicates left out),
+    # plus entry_id: the like-for-like pairing with dropDuplicates, as keep="all" (every
+    # row, flagged) is with the row_number flag.
+    note = "; ".join([_ratio_note(drop, first, "dropDuplicates"), _timing_note(first)])
+    out.append(_row("dedup", 'dedup, keep="first" (dropDuplicates\' rows)', rows,
+                    first.median, note))  # fmt: skip
+    log(f"dedup keep=first: {note}")
     note = "; ".join(
         [_ratio_note(drop, dflt, "dropDuplicates"), _ratio_note(rn, dflt, "row_number"),
          _timing_note(dflt, "maxBytesPerBatch 64m")]

@@ -115,17 +115,26 @@ fn durable_rows_match_single_xadds_and_replay() {
     b.close();
 }
 
+/// A durable store (4 entries a node, left open) with 100 entries `v <i>` in each of
+/// `keys`, added in turns, one millisecond apart.
+fn hundred_each(dir: &std::path::Path, keys: &[&[u8]]) -> Store {
+    let a = open(dir);
+    for i in 0..100u64 {
+        for key in keys {
+            a.execute(&[b"XADD", key, b"*", b"v", i.to_string().as_bytes()]);
+        }
+        a.advance_clock(1);
+    }
+    a
+}
+
 /// The parts of a snapshot range: even in rows, at least `min_parts` of them while there
 /// are nodes to split, and together exactly the stream.
 #[test]
 fn parts_are_even_and_at_least_min_parts() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("s");
-    let a = open(&dir); // 4 entries a node
-    for i in 0..100u64 {
-        a.execute(&[b"XADD", b"s", b"*", b"v", i.to_string().as_bytes()]);
-        a.advance_clock(1);
-    }
+    let a = hundred_each(&dir, &[b"s"]);
     a.compact().unwrap();
     let rows = |split: replay::Split| -> Vec<u64> {
         let files = StoreFiles::open(&dir).unwrap();
@@ -179,13 +188,7 @@ fn parts_are_even_and_at_least_min_parts() {
 fn min_parts_is_shared_among_streams_with_entries() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("s");
-    let a = open(&dir); // 4 entries a node
-    for i in 0..100u64 {
-        for key in [&b"s"[..], b"t"] {
-            a.execute(&[b"XADD", key, b"*", b"v", i.to_string().as_bytes()]);
-        }
-        a.advance_clock(1);
-    }
+    let a = hundred_each(&dir, &[b"s", b"t"]);
     a.execute(&[b"XADD", b"gone", b"*", b"v", b"0"]);
     a.execute(&[b"XTRIM", b"gone", b"MAXLEN", b"0"]); // an empty stream
     a.compact().unwrap();

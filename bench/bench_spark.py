@@ -367,12 +367,12 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     def noop(d: Any) -> None:
         d.write.format("noop").mode("overwrite").save()
 
-    def run_dedup() -> None:
-        noop(xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=10_000))
+    def run_dedup(keep: str = "all") -> None:
+        noop(xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=10_000,
+                      keep=keep))  # fmt: skip
 
     def run_first() -> None:  # dropDuplicates' question: only the rows kept
-        noop(xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=10_000,
-                      keep="first"))  # fmt: skip
+        run_dedup("first")
 
     def run_drop() -> None:
         noop(df.dropDuplicates(["pid", "iid"]))

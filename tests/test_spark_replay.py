@@ -125,7 +125,8 @@ def test_min_partitions_is_shared_among_streams_with_entries(spark, store_path):
     alone = read(spark, store_path, stream="a", minPartitions="4")
     beside = read(spark, store_path, streams=json.dumps(["a", "missing"]), minPartitions="4")
     assert alone.rdd.getNumPartitions() == beside.rdd.getNumPartitions() == 5
-    assert rows_of(beside) == rows_of(alone) and len(rows_of(alone)) == 150
+    want = rows_of(alone)
+    assert rows_of(beside) == want and len(want) == 150
     both = read(spark, store_path, streams=json.dumps(["a", "b"]), minPartitions="4")
     # 2 + 1 parts each: a as above; b (deleted from after the snapshot) read from a full load
     assert both.rdd.getNumPartitions() == 6

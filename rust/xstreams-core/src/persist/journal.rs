@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::ahead::{WriteAhead, AHEAD_CHUNK};
 use super::disk::{Disk, LogFile};
 use super::log::{self, LogCursor};
 use super::manifest::{log_name, snapshot_name, Manifest, MANIFEST};
@@ -24,6 +25,10 @@ pub struct Journal {
     pub(super) buf: Vec<u8>,
     /// The records of an open atomic block (see [`Journal::begin_block`]).
     pub(super) block: Option<Vec<u8>>,
+    /// The writer of an open block too large to build whole before writing it.
+    pub(super) ahead: Option<WriteAhead>,
+    /// Buffers of earlier written-ahead blocks, kept for the next one.
+    pub(super) spares: Vec<Vec<u8>>,
     pub fsync: Fsync,
     /// Bytes in the live logs.
     pub log_bytes: u64,
@@ -46,6 +51,9 @@ pub struct Journal {
 /// batch grows it; anything larger is freed after the write).
 pub const KEEP_BUF: usize = 64 << 20;
 
+/// Written-ahead buffers kept between blocks (see [`Journal::end_block`]).
+const SPARES: usize = 3;
+
 /// How an atomic block starts in the log.
 const MULTI: &[u8] = b"*1\r\n$5\r\nMULTI\r\n";
 
@@ -62,6 +70,7 @@ impl Journal {
     pub fn append(&mut self, db: usize, now: i64, records: &[LogRecord]) -> io::Result<()> {
         if let Some(block) = self.block.as_mut() {
             log::encode_records_in(block, &mut self.cursor, db, now, records, false);
+            self.write_ahead();
             return Ok(());
         }
         self.buf.clear();
@@ -73,6 +82,7 @@ impl Journal {
     pub fn append_config(&mut self, name: &str, value: &str) -> io::Result<()> {
         if let Some(block) = self.block.as_mut() {
             log::encode_config(block, name, value);
+            self.write_ahead();
             return Ok(());
         }
         self.buf.clear();
@@ -102,6 +112,16 @@ impl Journal {
         let Some(mut block) = self.block.take() else {
             return Ok(());
         };
+        if let Some(ahead) = self.ahead.take() {
+            log::encode_command(&mut block, &[b"EXEC"]);
+            let (res, mut bufs) = ahead.finish(block);
+            bufs.retain(|b| b.capacity() <= 2 * AHEAD_CHUNK);
+            self.buf = bufs.pop().unwrap_or_default();
+            bufs.truncate(SPARES);
+            self.spares = bufs;
+            self.log_bytes += res?;
+            return self.written();
+        }
         if block.len() > MULTI.len() {
             log::encode_command(&mut block, &[b"EXEC"]);
         } else {
@@ -115,12 +135,35 @@ impl Journal {
         r
     }
 
+    /// Once the open block holds [`AHEAD_CHUNK`] bytes, hand them to its writer thread
+    /// (started with the first chunk) and go on in an empty buffer; see [`WriteAhead`].
+    fn write_ahead(&mut self) {
+        let Some(block) = self.block.as_mut().filter(|b| b.len() >= AHEAD_CHUNK) else {
+            return;
+        };
+        if self.ahead.is_none() {
+            let Ok(file) = self.file.try_clone() else {
+                return; // written whole at the end, as a small block
+            };
+            self.ahead = WriteAhead::start(file, std::mem::take(&mut self.spares));
+        }
+        if let Some(ahead) = self.ahead.as_mut() {
+            let full = std::mem::take(block);
+            *block = ahead.send(full);
+        }
+    }
+
     fn write_buf(&mut self) -> io::Result<()> {
         if self.buf.is_empty() {
             return Ok(());
         }
         self.file.write_all(&self.buf)?;
         self.log_bytes += self.buf.len() as u64;
+        self.written()
+    }
+
+    /// After a write: fsync it (`always`) or note that it waits for one.
+    fn written(&mut self) -> io::Result<()> {
         if self.fsync == Fsync::Always {
             self.file.sync_data()?;
         } else {

@@ -14,6 +14,7 @@
 //! file and offset. Compaction writes a new snapshot from a copy of the keyspace taken
 //! under the store lock, while commands continue into a fresh log.
 
+mod ahead;
 pub mod disk;
 pub mod inspect;
 mod journal;
@@ -260,6 +261,8 @@ pub fn open(
             cursor: LogCursor::default(),
             buf: Vec::new(),
             block: None,
+            ahead: None,
+            spares: Vec::new(),
             fsync: opts.fsync,
             log_bytes: lines.len() as u64,
             base_bytes: 0,
@@ -336,6 +339,8 @@ pub fn open(
         cursor,
         buf: Vec::new(),
         block: None,
+        ahead: None,
+        spares: Vec::new(),
         fsync: opts.fsync,
         log_bytes,
         base_bytes,

@@ -1,0 +1,105 @@
+//! Writing a large atomic block ahead ([`WriteAhead`]): while the commands of a big batch
+//! are still running, the part of its block already encoded goes to the log on a helper
+//! thread, so the write (on a busy disk the larger part of a durable batch's cost: the
+//! kernel throttles writers once enough data waits for the disk) overlaps the work of
+//! the rest of the batch instead of following it.
+//!
+//! Nothing changes on disk: the same bytes in the same order, the block still ending with
+//! its EXEC. A crash or a failed write before the last chunk leaves a MULTI without its
+//! EXEC at the end of the log, which replay drops as a cut tail, exactly as a single
+//! write cut short. After a failed chunk nothing more is written (a gap inside a block
+//! would corrupt the log); the error is returned when the block ends.
+
+use std::io;
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::thread::JoinHandle;
+
+use super::disk::LogFile;
+
+/// The size from which a block's encoded part is handed to the writer thread.
+pub const AHEAD_CHUNK: usize = 4 << 20;
+
+/// Chunks in flight (queued or being written) before the encoding side waits.
+const IN_FLIGHT: usize = 2;
+
+/// The helper thread writing one block's chunks in order (see the module doc).
+pub struct WriteAhead {
+    chunks: SyncSender<Vec<u8>>,
+    /// Empty buffers to encode the next chunks in: the journal's from earlier blocks,
+    /// then written chunks coming back (their pages are mapped already: a fresh buffer
+    /// per chunk would fault in and zero new pages).
+    spares: Vec<Vec<u8>>,
+    back: Receiver<Vec<u8>>,
+    thread: JoinHandle<io::Result<u64>>,
+}
+
+impl WriteAhead {
+    /// Start the writer on `file` (a second handle on the log), with `spares` to encode
+    /// in, or `None` if no thread can be started: the block is then written whole at its
+    /// end, as a small one.
+    pub fn start(file: LogFile, spares: Vec<Vec<u8>>) -> Option<WriteAhead> {
+        let (chunks, todo) = mpsc::sync_channel::<Vec<u8>>(IN_FLIGHT);
+        let (written, back) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("xstreams-log".into())
+            .spawn(move || write_chunks(file, todo, written))
+            .ok()?;
+        Some(WriteAhead {
+            chunks,
+            spares,
+            back,
+            thread,
+        })
+    }
+
+    /// Queue `chunk` (waits while [`IN_FLIGHT`] chunks are ahead of it) and return an
+    /// empty buffer to go on encoding in: a written chunk when one is back.
+    pub fn send(&mut self, chunk: Vec<u8>) -> Vec<u8> {
+        let capacity = chunk.capacity();
+        // A send fails only if the thread is gone (it panicked): `finish` reports it.
+        let _ = self.chunks.send(chunk);
+        self.spares.extend(self.back.try_iter());
+        self.spares
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(capacity))
+    }
+
+    /// Write `last` (the block's end), wait for every chunk, and return the bytes written
+    /// or the first error, with the written buffers to keep for the next block.
+    pub fn finish(self, last: Vec<u8>) -> (io::Result<u64>, Vec<Vec<u8>>) {
+        let _ = self.chunks.send(last);
+        drop(self.chunks);
+        let res = self
+            .thread
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the log writer thread panicked")));
+        let mut bufs = self.spares;
+        bufs.extend(self.back.try_iter());
+        (res, bufs)
+    }
+}
+
+/// The writer thread: each chunk in order, stopping at the first failure (later chunks
+/// are only given back). Returns the bytes written or that failure.
+fn write_chunks(
+    mut file: LogFile,
+    todo: Receiver<Vec<u8>>,
+    back: mpsc::Sender<Vec<u8>>,
+) -> io::Result<u64> {
+    let mut written = 0u64;
+    let mut failed = None;
+    for mut chunk in todo {
+        if failed.is_none() {
+            match file.write_all(&chunk) {
+                Ok(()) => written += chunk.len() as u64,
+                Err(e) => failed = Some(e),
+            }
+        }
+        chunk.clear();
+        let _ = back.send(chunk);
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(written),
+    }
+}

@@ -1,0 +1,152 @@
+//! A large atomic step is written ahead (`persist::ahead`): while its rows still run, the
+//! part of its block already encoded goes to the log on a helper thread, chunk by chunk.
+//! On the simulated disk (`persist::disk::sim`): such a step takes several writes; a
+//! freeze at any of its disk operations fails the step with MISCONF and refuses later
+//! writes; after the power loss (whatever part of the unsynced bytes survives) the
+//! reopened store holds the whole step or none of it, and none of it when the freeze came
+//! before the block's last write.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use xstreams_core::batch::{Col, XaddRows};
+use xstreams_core::persist::disk::sim::{SimDisk, Tear};
+use xstreams_core::persist::{Disk, Fsync, Options};
+use xstreams_core::{Config, Reply, Store};
+
+/// Rows of the step: with a 200-byte value each, about 10 MB of log (several chunks).
+const ROWS: usize = 40_000;
+
+fn options(disk: Option<Arc<SimDisk>>) -> Options {
+    Options {
+        fsync: Fsync::Always,
+        disk: Disk { sim: disk },
+        ..Options::default()
+    }
+}
+
+fn values() -> Vec<Vec<u8>> {
+    (0..ROWS)
+        .map(|i| format!("{i:0>200}").into_bytes())
+        .collect()
+}
+
+fn xlen(s: &Store, key: &[u8]) -> Reply {
+    s.execute(&[b"XLEN", key])
+}
+
+fn tmp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("xs-write-ahead-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Open a store on `disk` in `dir`, add one entry, then run the step (the rows and a
+/// marker, as the Spark sink commits a micro-batch). Returns the store, the disk
+/// operations counted before the step and after it, and the step's result.
+fn run_step(dir: &Path, disk: &Arc<SimDisk>, vals: &[Vec<u8>]) -> (Store, u64, u64, bool) {
+    let (store, _) = Store::open(dir, Config::default(), options(Some(disk.clone()))).unwrap();
+    let first = store.execute(&[b"XADD", b"out", b"*", b"f", b"first"]);
+    assert!(matches!(first, Reply::Bulk(_)), "{first:?}");
+    let rows = XaddRows {
+        len: vals.len(),
+        key: Some(Col::Const(b"out")),
+        fields: vec![(
+            b"f",
+            Col::Rows(vals.iter().map(|v| Some(v.as_slice())).collect()),
+        )],
+        ..XaddRows::default()
+    };
+    let marker = vec![vec![
+        b"XADD".to_vec(),
+        b"marker".to_vec(),
+        b"*".to_vec(),
+        b"batch".to_vec(),
+        b"1".to_vec(),
+    ]];
+    let before = disk.ops();
+    let res = store.xadd_rows_atomic(0, &rows, &marker);
+    let after = disk.ops();
+    if let Err(e) = &res {
+        assert!(e.starts_with("MISCONF"), "{e}");
+    }
+    (store, before, after, res.is_ok())
+}
+
+fn reopened_state(dir: &Path) -> (Reply, Reply) {
+    let (s, _) = Store::open(dir, Config::default(), options(None))
+        .unwrap_or_else(|e| panic!("the store did not reopen: {e}"));
+    s.validate().expect("validate() after reopening");
+    let got = (xlen(&s, b"out"), xlen(&s, b"marker"));
+    s.close();
+    got
+}
+
+#[test]
+fn a_large_step_takes_several_writes_and_reopens_whole() {
+    let dir = tmp_dir("whole");
+    let disk = SimDisk::new(None);
+    let (store, before, after, ok) = run_step(&dir, &disk, &values());
+    assert!(ok);
+    // At least three chunk writes and the fsync: the block was written ahead.
+    assert!(after - before >= 4, "{} disk operations", after - before);
+    store.close();
+    drop(store);
+    assert_eq!(
+        reopened_state(&dir),
+        (Reply::Int(ROWS as i64 + 1), Reply::Int(1))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_freeze_inside_a_large_step_leaves_all_of_it_or_none() {
+    let vals = values();
+    let count = tmp_dir("count");
+    let (store, before, after, _) = run_step(&count, &SimDisk::new(None), &vals);
+    store.close();
+    drop(store);
+    let _ = std::fs::remove_dir_all(&count);
+    let none = (Reply::Int(1), Reply::Int(0));
+    let all = (Reply::Int(ROWS as i64 + 1), Reply::Int(1));
+    // Operations of the step: its chunk writes, then the fsync (`always`).
+    for at in before..after {
+        // What survives of the unsynced bytes: nothing, half, all, or all then zeros.
+        for (k, keep) in [0u64, 1, 2, 3].into_iter().enumerate() {
+            let dir = tmp_dir(&format!("freeze-{at}-{k}"));
+            let disk = SimDisk::new(Some(at));
+            let (store, _, _, ok) = run_step(&dir, &disk, &vals);
+            assert!(!ok, "a freeze at operation {at} failed the step");
+            let refused = store.execute(&[b"XADD", b"out", b"*", b"f", b"later"]);
+            assert!(
+                matches!(&refused, Reply::Error(e) if e.starts_with("MISCONF")),
+                "{refused:?}"
+            );
+            store.close();
+            drop(store);
+            disk.power_loss(|_, unsynced| Tear {
+                keep: match keep {
+                    0 => 0,
+                    1 => unsynced / 2,
+                    _ => unsynced,
+                },
+                zeros: if keep == 3 { 100 } else { 0 },
+            })
+            .unwrap();
+            let got = reopened_state(&dir);
+            if at + 2 < after {
+                // Frozen before the block's last write: its EXEC never reached the disk.
+                assert_eq!(
+                    got, none,
+                    "freeze at {at} of {before}..{after}, tear {keep}"
+                );
+            } else {
+                assert!(
+                    got == none || got == all,
+                    "freeze at {at}, tear {keep}: {got:?}"
+                );
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}

@@ -181,6 +181,12 @@ impl Store {
     /// does not stop the others (as in a pipeline). Returns one outcome per row, typed:
     /// nothing is parsed back from a reply.
     ///
+    /// In a durable store the rows' records are written together when the call ends, or
+    /// ahead in chunks while it runs (as redis-server writes a pipeline's AOF records once
+    /// per event-loop turn), not one write per row; a failed write fails the call with
+    /// the MISCONF error (the rows ran in memory; later writes are refused, as after any
+    /// failed log write), and a crash keeps the whole rows written before it.
+    ///
     /// In-memory stores may run each row at its own command time (`rows.times`) and in
     /// dedup mode (`rows.forget`); both are refused for durable stores.
     pub fn xadd_rows(&self, db: usize, rows: &XaddRows<'_>) -> Result<Vec<RowOutcome>, String> {
@@ -188,7 +194,12 @@ impl Store {
             return Err(CmdError::db_index_out_of_range().0);
         }
         let mut sess = self.session().map_err(|e| e.0)?;
-        xadd_rows_in(&mut sess, db, rows)
+        // The rows' records reach the log together (or ahead in chunks), not one write
+        // per row; a failed write fails the call.
+        sess.batch_log();
+        let out = xadd_rows_in(&mut sess, db, rows)?;
+        sess.commit().map_err(|e| e.0)?;
+        Ok(out)
     }
 
     /// [`Store::xadd_rows`], then the commands `after` (argument lists, e.g. a sink's

@@ -1,10 +1,15 @@
-//! A large atomic step is written ahead (`persist::ahead`): while its rows still run, the
-//! part of its block already encoded goes to the log on a helper thread, chunk by chunk.
-//! On the simulated disk (`persist::disk::sim`): such a step takes several writes; a
-//! freeze at any of its disk operations fails the step with MISCONF and refuses later
-//! writes; after the power loss (whatever part of the unsynced bytes survives) the
-//! reopened store holds the whole step or none of it, and none of it when the freeze came
-//! before the block's last write.
+//! The log records of a batch of rows are written together, not one write per row, and
+//! a large batch's are written ahead (`persist::ahead`): while its rows still run, the
+//! part already encoded goes to the log on a helper thread, chunk by chunk. On the
+//! simulated disk (`persist::disk::sim`):
+//! * an atomic step (`xadd_rows_atomic`, the Spark sink's rows and marker) of 10 MB takes
+//!   several writes; a freeze at any of its disk operations fails the step with MISCONF
+//!   and refuses later writes; after the power loss (whatever part of the unsynced bytes
+//!   survives) the reopened store holds the whole step or none of it, and none of it
+//!   when the freeze came before the block's last write;
+//! * a batch (`xadd_rows`) of 1,000 rows takes one write (and the fsync of `always`); a
+//!   freeze inside a large one fails the call with MISCONF, and the reopened store holds
+//!   the rows before some point, whole, in order.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -41,10 +46,16 @@ fn tmp_dir(name: &str) -> PathBuf {
     d
 }
 
-/// Open a store on `disk` in `dir`, add one entry, then run the step (the rows and a
-/// marker, as the Spark sink commits a micro-batch). Returns the store, the disk
-/// operations counted before the step and after it, and the step's result.
-fn run_step(dir: &Path, disk: &Arc<SimDisk>, vals: &[Vec<u8>]) -> (Store, u64, u64, bool) {
+/// Open a store on `disk` in `dir`, add one entry, then run the step: the rows and a
+/// marker, as the Spark sink commits a micro-batch (`atomic`), else the rows alone as a
+/// batch. Returns the store, the disk operations counted before the step and after it,
+/// and the step's result.
+fn run_step(
+    dir: &Path,
+    disk: &Arc<SimDisk>,
+    vals: &[Vec<u8>],
+    atomic: bool,
+) -> (Store, u64, u64, bool) {
     let (store, _) = Store::open(dir, Config::default(), options(Some(disk.clone()))).unwrap();
     let first = store.execute(&[b"XADD", b"out", b"*", b"f", b"first"]);
     assert!(matches!(first, Reply::Bulk(_)), "{first:?}");
@@ -65,7 +76,11 @@ fn run_step(dir: &Path, disk: &Arc<SimDisk>, vals: &[Vec<u8>]) -> (Store, u64, u
         b"1".to_vec(),
     ]];
     let before = disk.ops();
-    let res = store.xadd_rows_atomic(0, &rows, &marker);
+    let res = if atomic {
+        store.xadd_rows_atomic(0, &rows, &marker).map(|_| ())
+    } else {
+        store.xadd_rows(0, &rows).map(|_| ())
+    };
     let after = disk.ops();
     if let Err(e) = &res {
         assert!(e.starts_with("MISCONF"), "{e}");
@@ -86,7 +101,7 @@ fn reopened_state(dir: &Path) -> (Reply, Reply) {
 fn a_large_step_takes_several_writes_and_reopens_whole() {
     let dir = tmp_dir("whole");
     let disk = SimDisk::new(None);
-    let (store, before, after, ok) = run_step(&dir, &disk, &values());
+    let (store, before, after, ok) = run_step(&dir, &disk, &values(), true);
     assert!(ok);
     // At least three chunk writes and the fsync: the block was written ahead.
     assert!(after - before >= 4, "{} disk operations", after - before);
@@ -103,7 +118,7 @@ fn a_large_step_takes_several_writes_and_reopens_whole() {
 fn a_freeze_inside_a_large_step_leaves_all_of_it_or_none() {
     let vals = values();
     let count = tmp_dir("count");
-    let (store, before, after, _) = run_step(&count, &SimDisk::new(None), &vals);
+    let (store, before, after, _) = run_step(&count, &SimDisk::new(None), &vals, true);
     store.close();
     drop(store);
     let _ = std::fs::remove_dir_all(&count);
@@ -115,7 +130,7 @@ fn a_freeze_inside_a_large_step_leaves_all_of_it_or_none() {
         for (k, keep) in [0u64, 1, 2, 3].into_iter().enumerate() {
             let dir = tmp_dir(&format!("freeze-{at}-{k}"));
             let disk = SimDisk::new(Some(at));
-            let (store, _, _, ok) = run_step(&dir, &disk, &vals);
+            let (store, _, _, ok) = run_step(&dir, &disk, &vals, true);
             assert!(!ok, "a freeze at operation {at} failed the step");
             let refused = store.execute(&[b"XADD", b"out", b"*", b"f", b"later"]);
             assert!(
@@ -146,6 +161,68 @@ fn a_freeze_inside_a_large_step_leaves_all_of_it_or_none() {
                     "freeze at {at}, tear {keep}: {got:?}"
                 );
             }
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}
+
+#[test]
+fn a_batch_takes_one_write() {
+    let dir = tmp_dir("batch-small");
+    let disk = SimDisk::new(None);
+    let (store, before, after, ok) = run_step(&dir, &disk, &values()[..1000], false);
+    assert!(ok);
+    assert_eq!(after - before, 2, "one write and its fsync for 1,000 rows");
+    store.close();
+    drop(store);
+    assert_eq!(reopened_state(&dir), (Reply::Int(1001), Reply::Int(0)));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_freeze_inside_a_large_batch_keeps_whole_rows_in_order() {
+    let vals = values();
+    let count = tmp_dir("batch-count");
+    let (store, before, after, _) = run_step(&count, &SimDisk::new(None), &vals, false);
+    store.close();
+    drop(store);
+    let _ = std::fs::remove_dir_all(&count);
+    assert!(after - before >= 4, "{} disk operations", after - before);
+    for at in before..after {
+        for keep in [0u64, 1, 2] {
+            let dir = tmp_dir(&format!("batch-freeze-{at}-{keep}"));
+            let disk = SimDisk::new(Some(at));
+            let (store, _, _, ok) = run_step(&dir, &disk, &vals, false);
+            assert!(!ok, "a freeze at operation {at} failed the call");
+            store.close();
+            drop(store);
+            disk.power_loss(|_, unsynced| Tear {
+                keep: unsynced * keep / 2,
+                zeros: 0,
+            })
+            .unwrap();
+            let (s, _) = Store::open(&dir, Config::default(), options(None)).unwrap();
+            s.validate().unwrap();
+            // The entries after the first one: the first `n` rows, in order.
+            let got = s.execute(&[b"XRANGE", b"out", b"-", b"+"]);
+            let Reply::Array(entries) = got else {
+                panic!("{got:?}")
+            };
+            let n = entries.len() - 1;
+            for (i, e) in entries[1..].iter().enumerate() {
+                let Reply::Array(parts) = e else {
+                    panic!("{e:?}")
+                };
+                assert_eq!(
+                    parts[1],
+                    Reply::Array(vec![
+                        Reply::Bulk(b"f".to_vec()),
+                        Reply::Bulk(vals[i].clone())
+                    ]),
+                    "freeze at {at}, tear {keep}: row {i} of {n}"
+                );
+            }
+            s.close();
             let _ = std::fs::remove_dir_all(&dir);
         }
     }

@@ -23,8 +23,11 @@ pub struct Journal {
     pub(super) manifest: Manifest,
     pub(super) cursor: LogCursor,
     pub(super) buf: Vec<u8>,
-    /// The records of an open atomic block (see [`Journal::begin_block`]).
+    /// The records of an open block (see [`Journal::begin_block`]).
     pub(super) block: Option<Vec<u8>>,
+    /// The open block is atomic (MULTI/EXEC), not a batch of commands written together
+    /// (see [`Journal::begin_batch`]).
+    pub(super) block_atomic: bool,
     /// The writer of an open block too large to build whole before writing it.
     pub(super) ahead: Option<WriteAhead>,
     /// Buffers of earlier written-ahead blocks, kept for the next one.
@@ -69,7 +72,10 @@ impl Journal {
     /// Append the records of one command.
     pub fn append(&mut self, db: usize, now: i64, records: &[LogRecord]) -> io::Result<()> {
         if let Some(block) = self.block.as_mut() {
-            log::encode_records_in(block, &mut self.cursor, db, now, records, false);
+            // MULTI blocks do not nest: in an atomic block a command's records are not
+            // wrapped again; in a batch they are, as when written alone.
+            let wrap = !self.block_atomic;
+            log::encode_records_in(block, &mut self.cursor, db, now, records, wrap);
             self.write_ahead();
             return Ok(());
         }
@@ -99,21 +105,40 @@ impl Journal {
     /// is kept from one write to the next up to [`KEEP_BUF`]: a sink appending a large
     /// batch per commit neither grows a new buffer page by page nor copies it again.
     pub fn begin_block(&mut self) {
+        self.open_block(true);
+    }
+
+    /// Start a batch: the records appended until [`Journal::end_block`] are written
+    /// together then (as redis-server writes its AOF buffer once per event-loop turn,
+    /// whatever number of commands a pipeline ran in it), or ahead in chunks while the
+    /// batch runs (see [`WriteAhead`]). Each command keeps its own record, so a crash
+    /// keeps the whole commands written before it. A block already open stays the one
+    /// block.
+    pub fn begin_batch(&mut self) {
+        self.open_block(false);
+    }
+
+    fn open_block(&mut self, atomic: bool) {
         if self.block.is_none() {
             let mut b = std::mem::take(&mut self.buf);
             b.clear();
-            b.extend_from_slice(MULTI);
+            if atomic {
+                b.extend_from_slice(MULTI);
+            }
             self.block = Some(b);
+            self.block_atomic = atomic;
         }
     }
 
-    /// Write the open atomic block (nothing if it is empty or none is open).
+    /// Write the open block (nothing if it is empty or none is open).
     pub fn end_block(&mut self) -> io::Result<()> {
         let Some(mut block) = self.block.take() else {
             return Ok(());
         };
         if let Some(ahead) = self.ahead.take() {
-            log::encode_command(&mut block, &[b"EXEC"]);
+            if self.block_atomic {
+                log::encode_command(&mut block, &[b"EXEC"]);
+            }
             let (res, mut bufs) = ahead.finish(block);
             bufs.retain(|b| b.capacity() <= 2 * AHEAD_CHUNK);
             self.buf = bufs.pop().unwrap_or_default();
@@ -122,10 +147,12 @@ impl Journal {
             self.log_bytes += res?;
             return self.written();
         }
-        if block.len() > MULTI.len() {
-            log::encode_command(&mut block, &[b"EXEC"]);
-        } else {
-            block.clear();
+        if self.block_atomic {
+            if block.len() > MULTI.len() {
+                log::encode_command(&mut block, &[b"EXEC"]);
+            } else {
+                block.clear();
+            }
         }
         self.buf = block;
         let r = self.write_buf();

@@ -197,7 +197,15 @@ impl State {
         }
     }
 
-    /// Write the atomic block. A failed write is returned as the MISCONF error and, as
+    /// Start a batch in the log of a durable store: the records of the commands run until
+    /// [`State::end_log_block`] are written together (see `Journal::begin_batch`).
+    pub(super) fn begin_log_batch(&mut self) {
+        if let Some(j) = self.journal.as_mut() {
+            j.begin_batch();
+        }
+    }
+
+    /// Write the open block (atomic or batch). A failed write is returned as the MISCONF error and, as
     /// after any failed log write, further writes are refused until the store is reopened.
     pub(super) fn end_log_block(&mut self) -> Option<crate::error::CmdError> {
         let j = self.journal.as_mut()?;

@@ -89,8 +89,19 @@ impl Session<'_> {
         self.st.begin_log_block();
     }
 
-    /// End the session, writing its atomic block (if [`Session::atomic`] started one):
-    /// the MISCONF error if that write failed.
+    /// Write the log records of the commands this session runs from now on together, when
+    /// it ends (or ahead, in chunks, while it runs), not one write per command: as
+    /// redis-server writes its AOF buffer once per event-loop turn, however many commands
+    /// a pipeline ran in it. Each command keeps its own record (a crash keeps the whole
+    /// commands written before it); a failed write fails [`Session::commit`] with the
+    /// MISCONF error, not the command that was running. No effect after
+    /// [`Session::atomic`].
+    pub fn batch_log(&mut self) {
+        self.st.begin_log_batch();
+    }
+
+    /// End the session, writing its atomic block or batch (if [`Session::atomic`] or
+    /// [`Session::batch_log`] started one): the MISCONF error if that write failed.
     pub fn commit(mut self) -> Result<(), CmdError> {
         match self.st.end_log_block() {
             Some(e) => Err(e),

@@ -246,7 +246,9 @@ impl Store {
     /// ``pyarrow.RecordBatch`` with ``id`` (the reply, null for a nil reply or an error)
     /// and ``duplicate`` (an IDMP duplicate: ``id`` is then the first entry's), plus
     /// ``error`` with ``errors="return"``; with ``errors="raise"`` every row runs, then
-    /// the first failing row's error is raised (``exc.row``, ``exc.result``).
+    /// the first failing row's error is raised (``exc.row``, ``exc.result``). In a durable
+    /// store the rows' log records are written together (ahead, in chunks, while a large
+    /// batch runs), not one write per row; a failed write raises the MISCONF error.
     /// ``atomic=True`` makes the rows one step in a durable store's log (after a crash
     /// the store has all of them or none, as a MULTI/EXEC in Redis's AOF); ``after``
     /// (argument lists, e.g. ``[[b"XADD", b"marker", b"*", b"batch", b"7"]]``) runs last

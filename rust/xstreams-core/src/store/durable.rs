@@ -205,8 +205,9 @@ impl State {
         }
     }
 
-    /// Write the open block (atomic or batch). A failed write is returned as the MISCONF error and, as
-    /// after any failed log write, further writes are refused until the store is reopened.
+    /// Write the open block (atomic or batch). A failed write is returned as the MISCONF
+    /// error and, as after any failed log write, further writes are refused until the
+    /// store is reopened.
     pub(super) fn end_log_block(&mut self) -> Option<crate::error::CmdError> {
         let j = self.journal.as_mut()?;
         let e = j.end_block().err()?;

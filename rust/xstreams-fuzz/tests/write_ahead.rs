@@ -88,6 +88,18 @@ fn run_step(
     (store, before, after, res.is_ok())
 }
 
+/// The disk operations of the step (see [`run_step`]) without a freeze: the numbers of
+/// the first one and of the one after the last.
+fn step_ops(vals: &[Vec<u8>], atomic: bool) -> (u64, u64) {
+    let dir = tmp_dir(&format!("count-{atomic}"));
+    let (store, before, after, ok) = run_step(&dir, &SimDisk::new(None), vals, atomic);
+    assert!(ok);
+    store.close();
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+    (before, after)
+}
+
 fn reopened_state(dir: &Path) -> (Reply, Reply) {
     let (s, _) = Store::open(dir, Config::default(), options(None))
         .unwrap_or_else(|e| panic!("the store did not reopen: {e}"));
@@ -117,18 +129,14 @@ fn a_large_step_takes_several_writes_and_reopens_whole() {
 #[test]
 fn a_freeze_inside_a_large_step_leaves_all_of_it_or_none() {
     let vals = values();
-    let count = tmp_dir("count");
-    let (store, before, after, _) = run_step(&count, &SimDisk::new(None), &vals, true);
-    store.close();
-    drop(store);
-    let _ = std::fs::remove_dir_all(&count);
+    let (before, after) = step_ops(&vals, true);
     let none = (Reply::Int(1), Reply::Int(0));
     let all = (Reply::Int(ROWS as i64 + 1), Reply::Int(1));
     // Operations of the step: its chunk writes, then the fsync (`always`).
     for at in before..after {
         // What survives of the unsynced bytes: nothing, half, all, or all then zeros.
-        for (k, keep) in [0u64, 1, 2, 3].into_iter().enumerate() {
-            let dir = tmp_dir(&format!("freeze-{at}-{k}"));
+        for keep in 0..4u64 {
+            let dir = tmp_dir(&format!("freeze-{at}-{keep}"));
             let disk = SimDisk::new(Some(at));
             let (store, _, _, ok) = run_step(&dir, &disk, &vals, true);
             assert!(!ok, "a freeze at operation {at} failed the step");
@@ -182,11 +190,7 @@ fn a_batch_takes_one_write() {
 #[test]
 fn a_freeze_inside_a_large_batch_keeps_whole_rows_in_order() {
     let vals = values();
-    let count = tmp_dir("batch-count");
-    let (store, before, after, _) = run_step(&count, &SimDisk::new(None), &vals, false);
-    store.close();
-    drop(store);
-    let _ = std::fs::remove_dir_all(&count);
+    let (before, after) = step_ops(&vals, false);
     assert!(after - before >= 4, "{} disk operations", after - before);
     for at in before..after {
         for keep in [0u64, 1, 2] {

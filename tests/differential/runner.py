@@ -9,6 +9,14 @@ clock is pinned to exactly the ms of that id, so both sides generate the same
 id. Every other time-dependent reply field is compared within
 ``compare.TIME_TOLERANCE_MS`` (default 500 ms). A redis-server target cannot be
 pinned; time-based ids that differ are mapped (``compare.IdMap``).
+
+One reply compares two instants at millisecond precision: a relative ``EXPIRE`` or
+``PEXPIRE`` with ``GT`` succeeds when ``now + duration`` is later than the key's deadline,
+and when that deadline was set by a relative command of the same duration the answer
+is whether the clock's millisecond moved in between. The oracle's clock and the
+target's pinned estimate of it can see that differently (their millisecond boundaries
+fall at different instants), so the runner waits ``MS_SENSITIVE_WAIT_S`` before such a
+command: on both sides the millisecond has moved.
 """
 
 from __future__ import annotations
@@ -24,6 +32,16 @@ from . import compare, resp
 from .generator import ALL_KEYS, Cmd, GenConfig, Generator
 from .resp import ARRAY, BULK, Reply
 from .servers import Target
+
+#: The wait before a command whose reply depends on whether the clock's millisecond moved
+#: since the previous command (see the module doc): two milliseconds and some margin.
+MS_SENSITIVE_WAIT_S = 0.003
+
+
+def ms_sensitive(cmd: Cmd, args: List[bytes]) -> bool:
+    """A relative ``EXPIRE``/``PEXPIRE`` with ``GT`` (see the module doc)."""
+    return cmd.name in ("EXPIRE", "PEXPIRE") and any(a.upper() == b"GT" for a in args[3:])
+
 
 #: Optional hook used by the self-tests: (cmd, index, target reply) -> reply.
 Mutator = Callable[[Cmd, int, Reply], Reply]
@@ -101,6 +119,8 @@ class Session:
 
     def execute(self, cmd: Cmd) -> Outcome:
         args = cmd.resolved(self.base_ms)
+        if ms_sensitive(cmd, args):
+            time.sleep(MS_SENSITIVE_WAIT_S)
         now = self.now_est()
         if self.target.pinnable_clock:
             self.target.set_clock_ms(now)

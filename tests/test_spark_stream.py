@@ -283,6 +283,11 @@ def _counts_of(path: str, reader: Any, cap: int) -> List[int]:
         chk.close()
 
 
+def _id_key(entry_id: str) -> tuple:
+    ms, seq = entry_id.split("-")
+    return int(ms), int(seq)
+
+
 def test_source_from_servers_two_streams_typed(spark, server_url, tmp_path):  # noqa: F811
     r = connect(server_url)
     ids = {"a": [], "b": []}
@@ -304,7 +309,10 @@ def test_source_from_servers_two_streams_typed(spark, server_url, tmp_path):  # 
         .start()
     )
     try:
-        want = len(ids["a"][50:]) + len([i for i in ids["b"] if i > ids["a"][49]])
+        # IDs compared as (ms, seq): as strings "...-10" < "...-9", and a fast server
+        # puts many entries in one millisecond.
+        start = _id_key(ids["a"][49])
+        want = len(ids["a"][50:]) + len([i for i in ids["b"] if _id_key(i) > start])
         wait_for(lambda: len(memory_rows(spark, "src_url")) >= want, what=f"{want} rows")
         time.sleep(0.5)
         sizes = [p["numInputRows"] for p in q.recentProgress]

@@ -6,7 +6,8 @@
 //!   several writes; a freeze at any of its disk operations fails the step with MISCONF
 //!   and refuses later writes; after the power loss (whatever part of the unsynced bytes
 //!   survives) the reopened store holds the whole step or none of it, and none of it
-//!   when the freeze came before the block's last write;
+//!   when the freeze came before the block's last write; without a second handle on
+//!   the log (no thread can write ahead) it is written whole at its end;
 //! * a batch (`xadd_rows`) of 1,000 rows takes one write (and the fsync of `always`); a
 //!   freeze inside a large one fails the call with MISCONF, and the reopened store holds
 //!   the rows before some point, whole, in order.
@@ -117,6 +118,26 @@ fn a_large_step_takes_several_writes_and_reopens_whole() {
     assert!(ok);
     // At least three chunk writes and the fsync: the block was written ahead.
     assert!(after - before >= 4, "{} disk operations", after - before);
+    store.close();
+    drop(store);
+    assert_eq!(
+        reopened_state(&dir),
+        (Reply::Int(ROWS as i64 + 1), Reply::Int(1))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn without_a_second_handle_a_large_step_is_written_whole_at_its_end() {
+    let dir = tmp_dir("no-clone");
+    let disk = SimDisk::new(None);
+    disk.refuse_clones();
+    let (store, before, after, ok) = run_step(&dir, &disk, &values(), true);
+    assert!(ok);
+    // One write of the whole block and its fsync; the writer thread was asked for once
+    // in the block, not again for every row after the first 4 MB.
+    assert_eq!(after - before, 2, "{} disk operations", after - before);
+    assert_eq!(disk.clones(), 1);
     store.close();
     drop(store);
     assert_eq!(

@@ -35,16 +35,18 @@ pub struct WriteAhead {
 
 impl WriteAhead {
     /// Start the writer on `file` (a second handle on the log), with `spares` to encode
-    /// in, or `None` if no thread can be started: the block is then written whole at its
-    /// end, as a small one.
-    pub fn start(file: LogFile, spares: Vec<Vec<u8>>) -> Option<WriteAhead> {
+    /// in; if no thread can be started, `spares` come back and the block is written
+    /// whole at its end, as a small one.
+    pub fn start(file: LogFile, spares: Vec<Vec<u8>>) -> Result<WriteAhead, Vec<Vec<u8>>> {
         let (chunks, todo) = mpsc::sync_channel::<Vec<u8>>(IN_FLIGHT);
         let (written, back) = mpsc::channel();
-        let thread = std::thread::Builder::new()
+        let Ok(thread) = std::thread::Builder::new()
             .name("xstreams-log".into())
             .spawn(move || write_chunks(file, todo, written))
-            .ok()?;
-        Some(WriteAhead {
+        else {
+            return Err(spares);
+        };
+        Ok(WriteAhead {
             chunks,
             spares,
             back,

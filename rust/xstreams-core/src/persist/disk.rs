@@ -161,6 +161,10 @@ pub mod sim {
         syncs: u64,
         freeze_at: Option<u64>,
         frozen: bool,
+        /// Second handles on a file are refused (a process out of file handles).
+        refuse_clones: bool,
+        /// Second handles asked for so far.
+        clones: u64,
         files: HashMap<PathBuf, Tracked>,
     }
 
@@ -235,6 +239,26 @@ pub mod sim {
         /// Freeze now: every later operation fails.
         pub fn freeze(&self) {
             self.lock().frozen = true;
+        }
+
+        /// Refuse every later request for a second handle on a file.
+        pub fn refuse_clones(&self) {
+            self.lock().refuse_clones = true;
+        }
+
+        /// Second handles on a file asked for so far (refused ones too).
+        pub fn clones(&self) -> u64 {
+            self.lock().clones
+        }
+
+        /// Count a request for a second handle; fails if they are refused.
+        fn clone_op(&self) -> io::Result<()> {
+            let mut st = self.lock();
+            st.clones += 1;
+            if st.refuse_clones {
+                return Err(io::Error::other("simulated: no file handle left"));
+            }
+            Ok(())
         }
 
         pub(crate) fn track(self: &Arc<Self>, path: &Path, file: File) -> io::Result<SimFile> {
@@ -319,6 +343,7 @@ pub mod sim {
         }
 
         pub(crate) fn try_clone(&self) -> io::Result<SimFile> {
+            self.disk.clone_op()?;
             Ok(SimFile {
                 file: self.file.try_clone()?,
                 path: self.path.clone(),

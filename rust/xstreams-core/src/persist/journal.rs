@@ -30,6 +30,9 @@ pub struct Journal {
     pub(super) block_atomic: bool,
     /// The writer of an open block too large to build whole before writing it.
     pub(super) ahead: Option<WriteAhead>,
+    /// No writer could be started for the open block (no file handle or thread): it is
+    /// written whole at its end, and not tried again for each later record.
+    pub(super) ahead_refused: bool,
     /// Buffers of earlier written-ahead blocks, kept for the next one.
     pub(super) spares: Vec<Vec<u8>>,
     pub fsync: Fsync,
@@ -127,6 +130,7 @@ impl Journal {
             }
             self.block = Some(b);
             self.block_atomic = atomic;
+            self.ahead_refused = false;
         }
     }
 
@@ -165,14 +169,26 @@ impl Journal {
     /// Once the open block holds [`AHEAD_CHUNK`] bytes, hand them to its writer thread
     /// (started with the first chunk) and go on in an empty buffer; see [`WriteAhead`].
     fn write_ahead(&mut self) {
+        if self.ahead_refused {
+            return;
+        }
         let Some(block) = self.block.as_mut().filter(|b| b.len() >= AHEAD_CHUNK) else {
             return;
         };
         if self.ahead.is_none() {
-            let Ok(file) = self.file.try_clone() else {
-                return; // written whole at the end, as a small block
+            // Without a second handle or a thread the block is written whole at its end.
+            let started = match self.file.try_clone() {
+                Ok(file) => WriteAhead::start(file, std::mem::take(&mut self.spares)),
+                Err(_) => Err(std::mem::take(&mut self.spares)),
             };
-            self.ahead = WriteAhead::start(file, std::mem::take(&mut self.spares));
+            match started {
+                Ok(ahead) => self.ahead = Some(ahead),
+                Err(spares) => {
+                    self.spares = spares;
+                    self.ahead_refused = true;
+                    return;
+                }
+            }
         }
         if let Some(ahead) = self.ahead.as_mut() {
             let full = std::mem::take(block);

@@ -255,7 +255,8 @@ impl Store {
     }
 
     /// Run several commands in order, atomically when ``atomic`` (no other command runs in
-    /// between; blocking reads do not wait). Returns one result per command; a failed
+    /// between; blocking reads do not wait; all run at one command time, as the commands
+    /// of an EXEC do). Returns one result per command; a failed
     /// command's slot holds its exception instead of raising.
     ///
     /// ``watch`` (a :class:`Watch`, or a sequence of them, from :meth:`watch`) makes the

@@ -64,6 +64,30 @@ impl std::fmt::Debug for Shared {
 
 pub use crate::error::{CLOSED_ERROR, EXECABORT, READ_ONLY_ERROR};
 
+impl State {
+    /// Freeze the store clock at the present command time for an atomic batch.
+    /// redis-server takes one time snapshot per execution unit, and the commands an EXEC
+    /// runs are nested in the EXEC's: every command of a MULTI/EXEC sees the same time
+    /// (the `XADD *` IDs share one millisecond; a key does not expire half-way through).
+    /// Returns whether it froze the clock (a pinned clock is left as it is); undo with
+    /// [`State::thaw_clock`].
+    fn freeze_clock(&mut self) -> bool {
+        if self.ks.clock.is_pinned() {
+            return false;
+        }
+        let now = self.ks.command_time();
+        self.ks.clock.set(Some(now));
+        true
+    }
+
+    /// Back to the system clock after [`State::freeze_clock`] froze it.
+    fn thaw_clock(&mut self, frozen: bool) {
+        if frozen {
+            self.ks.clock.set(None);
+        }
+    }
+}
+
 impl Default for Store {
     fn default() -> Self {
         Store::new(Config::default())

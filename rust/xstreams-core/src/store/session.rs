@@ -20,6 +20,7 @@ impl Store {
             store: self,
             st,
             sig: Signals::default(),
+            frozen: false,
         })
     }
 
@@ -35,18 +36,22 @@ impl Store {
             store: self,
             st,
             sig: Signals::default(),
+            frozen: false,
         }))
     }
 }
 
 /// The store locked for a sequence of typed commands (the batch paths): no other command
 /// runs until it is dropped. Each [`Session::run`] is one command, exactly as if it had
-/// been sent alone (its own command time, write refusal, log record); blocked readers are
-/// served when the session ends, as after an atomic batch.
+/// been sent alone (its own command time, write refusal, log record) unless the session
+/// is [`Session::atomic`]; blocked readers are served when the session ends, as after an
+/// atomic batch.
 pub struct Session<'a> {
     store: &'a Store,
     st: MutexGuard<'a, State>,
     sig: Signals,
+    /// [`Session::atomic`] froze the clock: thawed when the session ends.
+    frozen: bool,
 }
 
 impl Session<'_> {
@@ -81,12 +86,17 @@ impl Session<'_> {
         &mut self.st.ks
     }
 
-    /// Make the rest of this session atomic in the log: the records of the commands it
-    /// runs from now on are written as one block when it ends ([`Session::commit`] or
-    /// drop), so after a crash the store holds all of them or none, as a MULTI/EXEC in
-    /// Redis's AOF. (No other command runs during a session in any case.)
+    /// Make the rest of this session atomic, as a MULTI/EXEC: the records of the
+    /// commands it runs from now on are written as one block when it ends
+    /// ([`Session::commit`] or drop), so after a crash the store holds all of them or
+    /// none, as a transaction in Redis's AOF; and they all run at one command time, the
+    /// clock frozen until the session ends (see `State::freeze_clock`). (No other
+    /// command runs during a session in any case.)
     pub fn atomic(&mut self) {
         self.st.begin_log_block();
+        if !self.frozen {
+            self.frozen = self.st.freeze_clock();
+        }
     }
 
     /// Write the log records of the commands this session runs from now on together, when
@@ -122,6 +132,8 @@ impl Session<'_> {
 
 impl Drop for Session<'_> {
     fn drop(&mut self) {
+        // Blocked readers are served at the time after the batch, as after an EXEC.
+        self.st.thaw_clock(self.frozen);
         // Most sessions are one command on an in-memory store that nobody waits on:
         // checked here, before any call.
         if self.st.journal.is_some() {

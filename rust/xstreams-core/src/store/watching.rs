@@ -144,6 +144,8 @@ impl Store {
         // MULTI/EXEC serves blocked readers after the whole batch; a pipeline after each
         // command. An atomic batch is one block in the log, as a transaction in Redis's AOF.
         let mut sig = Signals::default();
+        // ... and runs at one command time, as the commands of an EXEC do.
+        let frozen = atomic && st.freeze_clock();
         if atomic {
             st.begin_log_block();
         }
@@ -172,6 +174,7 @@ impl Store {
                 out.iter_mut().for_each(|o| *o = r.clone());
             }
         }
+        st.thaw_clock(frozen);
         if st.serve(sig) {
             self.shared.cond.notify_all();
         }

@@ -249,8 +249,9 @@ impl Store {
     /// the first failing row's error is raised (``exc.row``, ``exc.result``). In a durable
     /// store the rows' log records are written together (ahead, in chunks, while a large
     /// batch runs), not one write per row; a failed write raises the MISCONF error.
-    /// ``atomic=True`` makes the rows one step in a durable store's log (after a crash
-    /// the store has all of them or none, as a MULTI/EXEC in Redis's AOF); ``after``
+    /// ``atomic=True`` makes the rows one step, as a MULTI/EXEC: one block in a durable
+    /// store's log (after a crash the store has all of them or none, as a transaction in
+    /// Redis's AOF), and one command time (every ``*`` ID in the same millisecond); ``after``
     /// (argument lists, e.g. ``[[b"XADD", b"marker", b"*", b"batch", b"7"]]``) runs last
     /// in that same step, and an error reply of it is raised.
     #[pyo3(signature = (key, batch, *, fields=None, id=None, producer=None, pid=None, iid=None, idmpauto=false, maxlen=None, minid=None, approximate=true, limit=None, nomkstream=false, ref_policy=None, clock=None, key_column=None, errors="raise", db=0, _forget=false, atomic=false, after=None))]

@@ -110,6 +110,17 @@ fn reopened_state(dir: &Path) -> (Reply, Reply) {
     got
 }
 
+/// Close `store` (its step ran whole) and check that `dir` reopens with all of it.
+fn reopens_whole(store: Store, dir: &Path) {
+    store.close();
+    drop(store);
+    assert_eq!(
+        reopened_state(dir),
+        (Reply::Int(ROWS as i64 + 1), Reply::Int(1))
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn a_large_step_takes_several_writes_and_reopens_whole() {
     let dir = tmp_dir("whole");
@@ -118,13 +129,7 @@ fn a_large_step_takes_several_writes_and_reopens_whole() {
     assert!(ok);
     // At least three chunk writes and the fsync: the block was written ahead.
     assert!(after - before >= 4, "{} disk operations", after - before);
-    store.close();
-    drop(store);
-    assert_eq!(
-        reopened_state(&dir),
-        (Reply::Int(ROWS as i64 + 1), Reply::Int(1))
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    reopens_whole(store, &dir);
 }
 
 #[test]
@@ -138,13 +143,7 @@ fn without_a_second_handle_a_large_step_is_written_whole_at_its_end() {
     // in the block, not again for every row after the first 4 MB.
     assert_eq!(after - before, 2, "{} disk operations", after - before);
     assert_eq!(disk.clones(), 1);
-    store.close();
-    drop(store);
-    assert_eq!(
-        reopened_state(&dir),
-        (Reply::Int(ROWS as i64 + 1), Reply::Int(1))
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    reopens_whole(store, &dir);
 }
 
 #[test]

@@ -220,10 +220,11 @@ impl Store {
     }
 
     /// Write a snapshot of the current state now and drop the logs it covers (commands
-    /// keep running meanwhile). Raises ``StoreError`` for an in-memory store.
+    /// keep running meanwhile); if a compaction is already running (an automatic one),
+    /// wait for it to end first. Raises ``StoreError`` for an in-memory store.
     fn compact(&self, py: Python<'_>) -> PyResult<()> {
         let store = &self.inner;
-        guarded(py, || store.compact())?.map_err(|e| persist_err(py, &e))
+        guarded(py, || store.compact_waiting())?.map_err(|e| persist_err(py, &e))
     }
 
     /// Write everything logged so far to disk now (fsync), whatever the store's

@@ -113,6 +113,8 @@ pub enum ErrorKind {
     },
     /// No store exists at the path (read-only open).
     NotFound,
+    /// A compaction is already running.
+    Busy,
 }
 
 /// A persistence error with a message that names the file (and offset) involved.

@@ -88,6 +88,20 @@ impl Store {
         compact_shared(&self.shared)
     }
 
+    /// [`Store::compact`], first waiting for a compaction already running (an automatic
+    /// one, or another thread's) to end: the snapshot it writes covers every command
+    /// that ran before this call.
+    pub fn compact_waiting(&self) -> Result<(), PersistError> {
+        loop {
+            match compact_shared(&self.shared) {
+                Err(e) if e.kind == persist::ErrorKind::Busy => {
+                    std::thread::sleep(COMPACTION_POLL);
+                }
+                done => return done,
+            }
+        }
+    }
+
     pub(super) fn maybe_compact(&self, st: &mut State) {
         if let Some(j) = st.journal.as_mut().filter(|j| j.wants_compaction()) {
             j.scheduled = true;
@@ -102,6 +116,9 @@ impl Store {
         }
     }
 }
+
+/// How often [`Store::compact_waiting`] looks whether a running compaction has ended.
+const COMPACTION_POLL: Duration = Duration::from_millis(5);
 
 /// Why writes stop after a failed fsync (shown in the MISCONF error of later writes).
 fn fsync_failed(e: &std::io::Error) -> String {
@@ -154,7 +171,7 @@ fn compact_shared(shared: &Arc<Shared>) -> Result<(), PersistError> {
         };
         if j.compacting {
             return Err(PersistError {
-                kind: persist::ErrorKind::Io,
+                kind: persist::ErrorKind::Busy,
                 message: "a compaction is already running".into(),
             });
         }
@@ -245,5 +262,34 @@ mod tests {
         let mem = Store::new(Config::default());
         mem.flush().unwrap();
         assert_eq!(unsynced(&mem), None);
+    }
+
+    fn set_compacting(s: &Store, on: bool) {
+        s.shared.state.lock().journal.as_mut().unwrap().compacting = on;
+    }
+
+    /// While a compaction runs, `compact` fails at once with `Busy` (SAVE's error) and
+    /// `compact_waiting` waits for it to end, then compacts what is there by then.
+    #[test]
+    fn compact_waiting_waits_for_the_running_compaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let (s, _) = Store::open(dir.path(), Config::default(), Options::default()).unwrap();
+        s.execute(&[b"XADD".as_slice(), b"s", b"*", b"f", b"v"]);
+        set_compacting(&s, true);
+        let err = s.compact().unwrap_err();
+        assert_eq!(err.kind, persist::ErrorKind::Busy, "{err:?}");
+        let other = s.clone();
+        let ends = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            set_compacting(&other, false);
+        });
+        let t0 = std::time::Instant::now();
+        s.compact_waiting().unwrap();
+        assert!(t0.elapsed() >= Duration::from_millis(50));
+        ends.join().unwrap();
+        s.close();
+        let (r, report) = Store::open(dir.path(), Config::default(), Options::default()).unwrap();
+        assert!(report.snapshot.is_some(), "{report:?}");
+        assert_eq!(r.execute(&[b"XLEN".as_slice(), b"s"]), crate::Reply::Int(1));
     }
 }

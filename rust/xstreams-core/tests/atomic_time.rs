@@ -19,6 +19,18 @@ const N: usize = 60_000;
 /// A step shorter than this could not tell one command time from several.
 const LONG_ENOUGH: Duration = Duration::from_millis(3);
 
+/// `step()`'s result and how long it took, checked to be long enough to tell.
+fn timed<R>(step: impl FnOnce() -> R) -> (R, Duration) {
+    let t0 = Instant::now();
+    let out = step();
+    let took = t0.elapsed();
+    assert!(
+        took > LONG_ENOUGH,
+        "the step took {took:?}: too short to tell"
+    );
+    (out, took)
+}
+
 fn argv(cmd: &str) -> Vec<Vec<u8>> {
     cmd.split(' ').map(|p| p.as_bytes().to_vec()).collect()
 }
@@ -32,25 +44,19 @@ fn ms_of(r: &Reply) -> u64 {
 }
 
 /// SET k, PEXPIRE k 1, N times `XADD s * f v`, EXISTS k, PTTL k as one batch: the
-/// replies and how long the batch took.
+/// replies and how long the batch took (see [`timed`]).
 fn run(store: &Store, atomic: bool) -> (Vec<Reply>, Duration) {
     let mut cmds = vec![argv("SET k v"), argv("PEXPIRE k 1")];
     cmds.extend(std::iter::repeat_with(|| argv("XADD s * f v")).take(N));
     cmds.push(argv("EXISTS k"));
     cmds.push(argv("PTTL k"));
-    let t0 = Instant::now();
-    let out = store.execute_batch(0, 2, &cmds, atomic, None).unwrap();
-    (out, t0.elapsed())
+    timed(|| store.execute_batch(0, 2, &cmds, atomic, None).unwrap())
 }
 
 #[test]
 fn an_atomic_batch_runs_at_one_time() {
     let store = Store::default();
-    let (out, took) = run(&store, true);
-    assert!(
-        took > LONG_ENOUGH,
-        "the batch took {took:?}: too short to tell"
-    );
+    let (out, _) = run(&store, true);
     let ids = &out[2..2 + N];
     let first = ms_of(&ids[0]);
     assert!(ids.iter().all(|r| ms_of(r) == first), "IDs of several ms");
@@ -71,10 +77,6 @@ fn an_atomic_batch_runs_at_one_time() {
 fn a_pipeline_runs_each_command_at_its_own_time() {
     let store = Store::default();
     let (out, took) = run(&store, false);
-    assert!(
-        took > LONG_ENOUGH,
-        "the batch took {took:?}: too short to tell"
-    );
     let ids = &out[2..2 + N];
     assert_ne!(ms_of(&ids[0]), ms_of(&ids[N - 1]), "one ms over {took:?}");
     assert_eq!(
@@ -94,28 +96,18 @@ fn the_rows_of_an_atomic_step_share_one_time() {
         fields: vec![(b"f", Col::Rows(vals.iter().map(|v| Some(&v[..])).collect()))],
         ..XaddRows::default()
     };
-    let t0 = Instant::now();
-    let (outcomes, after) = store
-        .xadd_rows_atomic(0, &rows, &[argv("XADD marker * batch 1")])
-        .unwrap();
-    let took = t0.elapsed();
-    assert!(
-        took > LONG_ENOUGH,
-        "the step took {took:?}: too short to tell"
-    );
+    let ((outcomes, after), _) = timed(|| {
+        store
+            .xadd_rows_atomic(0, &rows, &[argv("XADD marker * batch 1")])
+            .unwrap()
+    });
     let ids: Vec<StreamId> = outcomes.iter().map(|o| o.id().unwrap()).collect();
     assert!(ids.iter().all(|id| id.ms == ids[0].ms), "IDs of several ms");
     assert_eq!(ids[N - 1], StreamId::new(ids[0].ms, N as u64 - 1));
     // The marker ran in the same step, at the same time.
     assert_eq!(ms_of(&after[0]), ids[0].ms);
     // ... and the rows of a plain batch each at their own.
-    let t0 = Instant::now();
-    let plain = store.xadd_rows(0, &rows).unwrap();
-    let took = t0.elapsed();
-    assert!(
-        took > LONG_ENOUGH,
-        "the batch took {took:?}: too short to tell"
-    );
+    let (plain, took) = timed(|| store.xadd_rows(0, &rows).unwrap());
     let first = plain[0].id().unwrap().ms;
     assert!(
         plain.iter().any(|o| o.id().unwrap().ms != first),

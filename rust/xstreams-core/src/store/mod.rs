@@ -80,6 +80,14 @@ impl State {
         true
     }
 
+    /// Start an atomic step, as a MULTI/EXEC: one block in the log of a durable store
+    /// ([`State::begin_log_block`]) and one command time ([`State::freeze_clock`], whose
+    /// answer it returns).
+    fn begin_atomic(&mut self) -> bool {
+        self.begin_log_block();
+        self.freeze_clock()
+    }
+
     /// Back to the system clock after [`State::freeze_clock`] froze it.
     fn thaw_clock(&mut self, frozen: bool) {
         if frozen {

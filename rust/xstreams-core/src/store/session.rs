@@ -93,10 +93,8 @@ impl Session<'_> {
     /// clock frozen until the session ends (see `State::freeze_clock`). (No other
     /// command runs during a session in any case.)
     pub fn atomic(&mut self) {
-        self.st.begin_log_block();
-        if !self.frozen {
-            self.frozen = self.st.freeze_clock();
-        }
+        // A second call finds the clock pinned (by the first): it stays frozen.
+        self.frozen |= self.st.begin_atomic();
     }
 
     /// Write the log records of the commands this session runs from now on together, when

@@ -145,10 +145,7 @@ impl Store {
         // command. An atomic batch is one block in the log, as a transaction in Redis's AOF.
         let mut sig = Signals::default();
         // ... and runs at one command time, as the commands of an EXEC do.
-        let frozen = atomic && st.freeze_clock();
-        if atomic {
-            st.begin_log_block();
-        }
+        let frozen = atomic && st.begin_atomic();
         for (cdb, c) in cmds {
             if st.closed {
                 out.push(Reply::Error(CLOSED_ERROR.into()));

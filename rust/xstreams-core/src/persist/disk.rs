@@ -73,6 +73,10 @@ impl Disk {
         let tmp = dir.join(format!("{name}.tmp"));
         let size = {
             let f = File::create(&tmp)?;
+            #[cfg(feature = "fault-injection")]
+            if let Some(d) = &self.sim {
+                d.snapshot_started();
+            }
             let mut w = BufWriter::with_capacity(1 << 20, f);
             let n = snapshot::write(ks, created_ms, &mut w)?;
             let f = w.into_inner().map_err(|e| e.into_error())?;
@@ -165,6 +169,8 @@ pub mod sim {
         refuse_clones: bool,
         /// Second handles asked for so far.
         clones: u64,
+        /// The next snapshot writer panics after creating its temporary file.
+        panic_in_snapshot: bool,
         files: HashMap<PathBuf, Tracked>,
     }
 
@@ -244,6 +250,20 @@ pub mod sim {
         /// Refuse every later request for a second handle on a file.
         pub fn refuse_clones(&self) {
             self.lock().refuse_clones = true;
+        }
+
+        /// Make the next snapshot writer panic (a bug in it) once its temporary file
+        /// exists.
+        pub fn panic_in_next_snapshot(&self) {
+            self.lock().panic_in_snapshot = true;
+        }
+
+        /// A snapshot writer has created its temporary file.
+        pub(crate) fn snapshot_started(&self) {
+            let panic = std::mem::take(&mut self.lock().panic_in_snapshot);
+            if panic {
+                panic!("simulated: the snapshot writer panicked");
+            }
         }
 
         /// Second handles on a file asked for so far (refused ones too).

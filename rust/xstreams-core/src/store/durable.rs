@@ -1,5 +1,6 @@
 //! The durable store: opening a directory, background fsync and compaction.
 
+use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
@@ -125,6 +126,14 @@ fn fsync_failed(e: &std::io::Error) -> String {
     format!("fsync failed: {e}")
 }
 
+/// The error of a compaction whose snapshot writer panicked, with the panic's message.
+fn snapshot_panicked(panic: &(dyn std::any::Any + Send)) -> std::io::Error {
+    let why = (panic.downcast_ref::<&str>().copied())
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("no message");
+    std::io::Error::other(format!("the snapshot writer panicked: {why}"))
+}
+
 /// Background fsync once per second (`appendfsync everysec`); ends with the store.
 fn fsync_loop(weak: Weak<Shared>) {
     loop {
@@ -179,7 +188,12 @@ fn compact_shared(shared: &Arc<Shared>) -> Result<(), PersistError> {
         let dir = j.dir().to_path_buf();
         (dir, j.disk().clone(), seq, st.ks.clone(), now, dirty_before)
     };
-    let written = disk.write_snapshot(&dir, seq, &copy, now);
+    // A panic in the writer ends this compaction as an I/O error does: left running,
+    // it would refuse every later compaction and keep `compact_waiting` waiting.
+    let written = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        disk.write_snapshot(&dir, seq, &copy, now)
+    }))
+    .unwrap_or_else(|panic| Err(snapshot_panicked(&*panic)));
     drop(copy);
     let mut st = shared.state.lock();
     let Some(j) = st.journal.as_mut() else {

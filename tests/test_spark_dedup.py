@@ -240,7 +240,18 @@ def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
         pa.record_batch({"pid": [1, 2], "iid": ["x", "y"], "ts": [5, 6]}),
     ):
         assert _xstreams._idmp_dedup([bad], "pid", "iid", "ts", "iid", 2, 4, False, False) is None
+        # The kernel files batches as they come: one it does not take after others it
+        # filed (or a batch of another schema) still leaves the whole partition to the
+        # store's path, which answers every row.
+        later = iter([ok, ok, bad])
+        assert _xstreams._idmp_dedup(later, "pid", "iid", "ts", "iid", 2, 4, False, False) is None
+        assert next(later, None) is None  # it read them all
+    other = pa.record_batch({"pid": ["a"], "iid": ["z"], "ts": [7], "n": [1]})
+    assert _xstreams._idmp_dedup([ok, other], "pid", "iid", "ts", "iid", 2, 4, False, False) is None
     fn = xs._DedupPartition("pid", "iid", None, "ts", ["iid"], 2, 4, False, "all")
+    nulls = pa.record_batch({"pid": ["a", "a"], "iid": ["y", "x"], "ts": [None, 8]})
+    with pytest.raises(ValueError, match="null"):
+        list(fn(iter([ok, pa.record_batch({"pid": [], "iid": [], "ts": []}), ok, nulls])))
     empty_iid = pa.record_batch({"pid": ["a", "a"], "iid": ["x", ""], "ts": [5, 6]})
     with pytest.raises(ValueError, match="non-empty idempotent ID"):
         list(fn(iter([empty_iid])))

@@ -146,7 +146,7 @@ def _xadd_loop(store: Store, key: bytes, size: int, off: int, n: int, db: int = 
     """The physical limit of XADD: ``n`` typed XADDs run in Rust (bench/run.py's driver)."""
 
 def _idmp_dedup(
-    batches: Sequence[Any],
+    batches: Iterable[Any],
     producer: str,
     iid: str,
     time: str,
@@ -156,8 +156,9 @@ def _idmp_dedup(
     keep_first: bool,
     large: bool,
 ) -> Optional[list[Any]]:
-    """The Spark dedup kernel on one partition's Arrow batches (``None``: input it does
-    not take, which then runs the store path)."""
+    """The Spark dedup kernel on one partition's Arrow batches, read one at a time
+    (``None``: input it does not take, which then runs the store path; it has read
+    every batch by then)."""
 
 def serve(argv: Sequence[str], on_ready: Optional[Any] = None) -> Optional[str]: ...
 def inspect_store(path: Union[str, PathLike[str]]) -> dict[str, Any]:

@@ -150,13 +150,21 @@ class _DedupPartition:
         from xstreams import _xstreams
 
         id_type = pa.large_string() if self.large else pa.string()
-        got = [b for b in batches if b.num_rows]
-        if not got:
-            return
+        got: List[Any] = []
+
+        def kept() -> Iterator[Any]:
+            for b in batches:
+                if b.num_rows:
+                    got.append(b)
+                    yield b
+
         if self.iid is not None:
-            # The Rust kernel: one call for the partition, the input columns passed through.
+            # The Rust kernel: one call for the partition, reading the batches as Spark
+            # sends them (it files each batch's rows under their producers while the next
+            # one is on its way); the input columns pass through.
+            feed = kept()
             out = _xstreams._idmp_dedup(
-                got,
+                feed,
                 self.producer,
                 self.iid,
                 self.time,
@@ -170,9 +178,16 @@ class _DedupPartition:
                 yield from out
                 return
             # Input it does not take (nulls, other types, rows XADD refuses): the store's
-            # path below gives the same answers and the store's errors.
+            # path below gives the same answers and the store's errors, over every batch
+            # (the ones the kernel read and any it left).
+            for _ in feed:
+                pass
+        else:
+            got.extend(b for b in batches if b.num_rows)
+        if not got:
+            return
         table = self._sorted(pa.Table.from_batches(got))
-        del got
+        got.clear()  # the table holds the batches now
         store = xstreams.Store(
             config={
                 "stream-idmp-duration": self.duration,

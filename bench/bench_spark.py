@@ -59,12 +59,16 @@ NOW = 1_700_000_000_000
 # Entries the streaming source row reads (full runs): enough that the query's start (a
 # few seconds) is not the figure.
 N_SOURCE = 3_000_000
-# Measured rounds of the dedup contenders (full runs), after one warm-up round.
-DEDUP_REPS = 5
+# Measured rounds of the dedup contenders (full runs), after one warm-up round. On two
+# cores a round's figure moves by a fifth from one round to the next (the JVM's garbage
+# collector and compiler threads take a core from whichever task runs then), so the
+# median of nine: over thirteen runs of five rounds, the ratios' medians moved between
+# 1.23x and 1.45x with the same code.
+DEDUP_REPS = 9
 # Measured rounds of the streaming contenders (full runs): a round's figure moves by a
 # tenth or more from one query to the next (query start, 50 ms polling), so the median
-# of five rather than three.
-STREAM_REPS = 5
+# of seven.
+STREAM_REPS = 7
 
 
 def _best(fn: Callable[[], Any], reps: int, setup: Optional[Callable[[], Any]] = None) -> float:

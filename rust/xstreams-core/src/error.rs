@@ -19,6 +19,13 @@ impl std::error::Error for CmdError {}
 /// Result of a command step.
 pub type CmdResult<T> = Result<T, CmdError>;
 
+/// The message a caught panic carries (`panic!` with a literal or a formatted one).
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    (panic.downcast_ref::<&str>().copied())
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("unknown panic")
+}
+
 /// Text of a user-supplied argument as `%s` would print it: up to the first NUL byte,
 /// invalid UTF-8 replaced (the bytes reach the client unchanged in RESP; only
 /// the embedded Python API sees a lossy string).

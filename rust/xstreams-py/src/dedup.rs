@@ -175,16 +175,16 @@ impl Partition {
             return Ok(());
         }
         if !self.refused {
-            let cols = match (self.cols, self.batches.first()) {
-                (Some(c), Some(first)) if first.schema() == batch.schema() => Some(c),
-                (Some(_), _) => None,
-                (None, _) => Some(columns(&batch, names)?),
+            let c = match self.cols {
+                Some(c) => c,
+                None => *self.cols.insert(columns(&batch, names)?),
             };
-            self.cols = cols;
-            self.refused = match cols {
-                Some(c) => !self.file(&batch, c, names[2]),
-                None => true,
-            };
+            // Every batch has the first one's schema, and rows the kernel takes.
+            let same = self
+                .batches
+                .first()
+                .is_none_or(|f| f.schema() == batch.schema());
+            self.refused = !same || !self.file(&batch, c, names[2]);
         }
         self.batches.push(batch);
         Ok(())

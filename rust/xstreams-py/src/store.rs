@@ -21,19 +21,12 @@ use crate::watch::Watch;
 /// How long a blocked read sleeps between checks for Python signals (Ctrl-C).
 pub(crate) const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic".to_string()
-    }
-}
-
 /// The `InternalError` message of a caught panic.
 pub(crate) fn panic_text(p: Box<dyn std::any::Any + Send>) -> String {
-    format!("internal error: {}", panic_message(p))
+    format!(
+        "internal error: {}",
+        xstreams_core::error::panic_message(&*p)
+    )
 }
 
 /// Run `f` without the GIL, converting a panic into `InternalError`.

@@ -128,9 +128,7 @@ fn fsync_failed(e: &std::io::Error) -> String {
 
 /// The error of a compaction whose snapshot writer panicked, with the panic's message.
 fn snapshot_panicked(panic: &(dyn std::any::Any + Send)) -> std::io::Error {
-    let why = (panic.downcast_ref::<&str>().copied())
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("no message");
+    let why = crate::error::panic_message(panic);
     std::io::Error::other(format!("the snapshot writer panicked: {why}"))
 }
 

@@ -150,21 +150,14 @@ class _DedupPartition:
         from xstreams import _xstreams
 
         id_type = pa.large_string() if self.large else pa.string()
-        got: List[Any] = []
-
-        def kept() -> Iterator[Any]:
-            for b in batches:
-                if b.num_rows:
-                    got.append(b)
-                    yield b
-
+        # The whole partition first, then the kernel: filing each batch as Spark sent it
+        # let the worker's work compete with the JVM's for the cores and ran 5-8% slower
+        # in same-session A/Bs (docs/spark.md, Speed).
+        got: List[Any] = [b for b in batches if b.num_rows]
         if self.iid is not None:
-            # The Rust kernel: one call for the partition, reading the batches as Spark
-            # sends them (it files each batch's rows under their producers while the next
-            # one is on its way); the input columns pass through.
-            feed = kept()
+            # The Rust kernel: one call for the partition; the input columns pass through.
             out = _xstreams._idmp_dedup(
-                feed,
+                got,
                 self.producer,
                 self.iid,
                 self.time,
@@ -178,12 +171,7 @@ class _DedupPartition:
                 yield from out
                 return
             # Input it does not take (nulls, other types, rows XADD refuses): the store's
-            # path below gives the same answers and the store's errors, over every batch
-            # (the ones the kernel read and any it left).
-            for _ in feed:
-                pass
-        else:
-            got.extend(b for b in batches if b.num_rows)
+            # path below gives the same answers and the store's errors.
         if not got:
             return
         table = self._sorted(pa.Table.from_batches(got))

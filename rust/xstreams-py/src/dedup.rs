@@ -1,10 +1,10 @@
 //! `_idmp_dedup`: the kernel of `xstreams.spark.dedup` (IID mode) for one Spark partition,
 //! Arrow in and Arrow out, one call per partition.
 //!
-//! It reads the partition's batches one at a time as the Python worker receives them and
-//! files each batch's rows under their producer at once (that work then overlaps Spark
-//! sending the next batch instead of following the last one), then sorts each
-//! producer's rows by (time, tie column, input position) -- the order the Python
+//! It reads the partition's batches from any iterable, one at a time, and files each
+//! batch's rows under their producer (the Spark caller hands it the collected partition:
+//! filing while Spark was still sending competed with the JVM for the cores), then sorts
+//! each producer's rows by (time, tie column, input position) -- the order the Python
 //! reference sorts them in -- and asks
 //! [`xstreams_core::dedup::IdmpDedup`] for each row's XADD IDMP answer. The input batches
 //! come back as they are (no copy of their columns), with `entry_id`, `duplicate` and
@@ -149,9 +149,9 @@ struct Cols {
     tie: usize,
 }
 
-/// One partition's rows as they arrive: each batch is checked and its rows are filed
-/// under their producer at once, while Spark is still sending the next batch, so that
-/// after the last one only each producer's sort, the IDMP pass and the output remain.
+/// One partition's rows as they are read: each batch is checked and its rows are filed
+/// under their producer, so that after the last one only each producer's sort, the IDMP
+/// pass and the output remain.
 #[derive(Default)]
 struct Partition {
     batches: Vec<RecordBatch>,

@@ -156,9 +156,14 @@ def _in_turns(fns: List[Callable[[], Any]], reps: int, warmup: int = 1) -> List[
 
 def _ratio_note(peer: Timings, ours: Timings, name: str) -> str:
     """``peer`` time / ``ours`` (above 1: ours is faster): the ratio of the medians, the
-    range of the per-round ratios, and the ratio of the median CPU seconds."""
+    range and the median of the per-round ratios (a round runs every contender in turn,
+    so its ratio leaves out what moved the machine between rounds), and the ratio of
+    the median CPU seconds."""
     rounds = [p / o for p, o in zip(peer.wall, ours.wall)]
-    note = f"{peer.median / ours.median:.2f}x {name} (rounds {min(rounds):.2f}-{max(rounds):.2f}x"
+    note = (
+        f"{peer.median / ours.median:.2f}x {name} (rounds {min(rounds):.2f}-"
+        f"{max(rounds):.2f}x, median {statistics.median(rounds):.2f}x"
+    )
     if peer.cpu_median and ours.cpu_median:
         note += f", CPU {peer.cpu_median / ours.cpu_median:.2f}x"
     return note + ")"

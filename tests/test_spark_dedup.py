@@ -240,9 +240,9 @@ def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
         pa.record_batch({"pid": [1, 2], "iid": ["x", "y"], "ts": [5, 6]}),
     ):
         assert _xstreams._idmp_dedup([bad], "pid", "iid", "ts", "iid", 2, 4, False, False) is None
-        # The kernel files batches as they come: one it does not take after others it
-        # filed (or a batch of another schema) still leaves the whole partition to the
-        # store's path, which answers every row.
+        # A batch it does not take after others it does take (or a batch of another
+        # schema) still leaves the whole partition to the store's path, which answers
+        # every row; the kernel reads an iterator to its end first.
         later = iter([ok, ok, bad])
         assert _xstreams._idmp_dedup(later, "pid", "iid", "ts", "iid", 2, 4, False, False) is None
         assert next(later, None) is None  # it read them all

@@ -156,9 +156,8 @@ def _idmp_dedup(
     keep_first: bool,
     large: bool,
 ) -> Optional[list[Any]]:
-    """The Spark dedup kernel on one partition's Arrow batches, read one at a time
-    (``None``: input it does not take, which then runs the store path; it has read
-    every batch by then)."""
+    """The Spark dedup kernel on one partition's Arrow batches, all read first
+    (``None``: input it does not take, which then runs the store path)."""
 
 def serve(argv: Sequence[str], on_ready: Optional[Any] = None) -> Optional[str]: ...
 def inspect_store(path: Union[str, PathLike[str]]) -> dict[str, Any]:

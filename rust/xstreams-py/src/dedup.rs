@@ -1,11 +1,9 @@
 //! `_idmp_dedup`: the kernel of `xstreams.spark.dedup` (IID mode) for one Spark partition,
 //! Arrow in and Arrow out, one call per partition.
 //!
-//! It reads the partition's batches from any iterable, one at a time, and files each
-//! batch's rows under their producer (the Spark caller hands it the collected partition:
-//! filing while Spark was still sending competed with the JVM for the cores), then sorts
-//! each producer's rows by (time, tie column, input position) -- the order the Python
-//! reference sorts them in -- and asks
+//! It reads the whole partition from an iterable of batches, then groups the rows by
+//! producer and sorts each producer's rows by (time, tie column, input position) -- the
+//! order the Python reference sorts them in -- and asks
 //! [`xstreams_core::dedup::IdmpDedup`] for each row's XADD IDMP answer. The input batches
 //! come back as they are (no copy of their columns), with `entry_id`, `duplicate` and
 //! `original_id` appended (`original_id` is the `entry_id` array itself, shared, not a
@@ -120,11 +118,11 @@ fn tie_values<'a>(batches: &'a [RecordBatch], idx: usize) -> Option<Tie<'a>> {
     }
 }
 
-/// One row as the kernel visits it: its time inline and its IID as a range of its
-/// producer's IID bytes ([`Partition::iids`]), so that sorting a producer's rows and
-/// feeding them to the IDMP state read memory in order. Reading each IID from the
-/// input's string buffer in sorted order missed the cache on nearly every row (perf: 91%
-/// of the IID hash's samples on its first load).
+/// One row as the kernel visits it: its time inline and its IID as a range of the
+/// grouped IID bytes ([`Grouped::iids`]), so that sorting a producer's rows and feeding
+/// them to the IDMP state read memory in order. Reading each IID from the input's
+/// string buffer in sorted order missed the cache on nearly every row (perf: 91% of the
+/// IID hash's samples on its first load).
 #[derive(Clone, Copy)]
 struct Rec {
     time: i64,
@@ -133,156 +131,83 @@ struct Rec {
     row: u32,
 }
 
+/// The rows grouped by producer (first-seen order), each group sorted by (time, tie,
+/// row): the order the reference's stable sort by (producer, time, tie) gives within a
+/// producer.
+struct Grouped {
+    order: Vec<Rec>,
+    /// Where each group starts in `order`, and the end.
+    starts: Vec<usize>,
+    /// The IIDs' bytes, copied group after group in input order: one producer's IIDs
+    /// are one short stretch of memory.
+    iids: Vec<u8>,
+}
+
 impl Rec {
-    /// This row's IID in its producer's IID bytes.
+    /// This row's IID in the grouped IID bytes.
     fn iid<'b>(&self, iids: &'b [u8]) -> &'b [u8] {
         &iids[self.off..self.off + self.len as usize]
     }
 }
 
-/// The columns the kernel reads, by position in the batches.
-#[derive(Clone, Copy)]
-struct Cols {
-    producer: usize,
-    iid: usize,
-    time: usize,
-    tie: usize,
-}
-
-/// One partition's rows as they are read: each batch is checked and its rows are filed
-/// under their producer, so that after the last one only each producer's sort, the IDMP
-/// pass and the output remain.
-#[derive(Default)]
-struct Partition {
-    batches: Vec<RecordBatch>,
-    cols: Option<Cols>,
-    /// Producer -> its number (first-seen order).
-    groups: HashMap<Vec<u8>, u32>,
-    /// Each producer's rows, in input order until sorted.
-    recs: Vec<Vec<Rec>>,
-    /// Each producer's IIDs' bytes, in input order: one short stretch of memory.
-    iids: Vec<Vec<u8>>,
-    rows: usize,
-    /// Input the kernel does not take came (see the module docs): the rest is only kept.
-    refused: bool,
-}
-
-impl Partition {
-    /// File `batch`'s rows (`names`: producer, IID, time and tie columns). `Err`: a
-    /// column is missing from the first batch.
-    fn add(&mut self, batch: RecordBatch, names: [&str; 4]) -> PyResult<()> {
-        if batch.num_rows() == 0 {
-            return Ok(());
-        }
-        if !self.refused {
-            let c = match self.cols {
-                Some(c) => c,
-                None => *self.cols.insert(columns(&batch, names)?),
-            };
-            // Every batch has the first one's schema, and rows the kernel takes.
-            let same = self
-                .batches
-                .first()
-                .is_none_or(|f| f.schema() == batch.schema());
-            self.refused = !same || !self.file(&batch, c, names[2]);
-        }
-        self.batches.push(batch);
-        Ok(())
+fn producer_order(
+    pids: &[&[u8]],
+    times: &[i64],
+    iids: &[&[u8]],
+    tie: &dyn Fn(&Rec, &Rec, &[u8]) -> std::cmp::Ordering,
+) -> Grouped {
+    let mut index: HashMap<&[u8], u32> = HashMap::new();
+    let mut group: Vec<u32> = Vec::with_capacity(pids.len());
+    for p in pids {
+        let n = index.len() as u32;
+        group.push(*index.entry(p).or_insert(n));
     }
-
-    /// File the rows of `batch` under their producers; `false` if the kernel does not
-    /// take them.
-    fn file(&mut self, batch: &RecordBatch, c: Cols, time: &str) -> bool {
-        let one = std::slice::from_ref(batch);
-        let (mut pids, mut iids) = (Vec::new(), Vec::new());
-        if !byte_values(one, c.producer, &mut pids) || !byte_values(one, c.iid, &mut iids) {
-            return false;
-        }
-        let Ok(times) = times_ms(one, c.time, time) else {
-            return false;
-        };
-        if self.rows + batch.num_rows() > u32::MAX as usize
-            || pids.iter().any(|p| p.is_empty())
-            || (c.tie != c.iid && self.batches.is_empty() && tie_values(one, c.tie).is_none())
-        {
-            return false;
-        }
-        for ((pid, iid), time) in pids.into_iter().zip(iids).zip(times) {
-            let g = match self.groups.get(pid) {
-                Some(&g) => g as usize,
-                None => {
-                    self.groups.insert(pid.to_vec(), self.recs.len() as u32);
-                    self.recs.push(Vec::new());
-                    self.iids.push(Vec::new());
-                    self.recs.len() - 1
-                }
-            };
-            let bytes = &mut self.iids[g];
-            self.recs[g].push(Rec {
-                time,
-                off: bytes.len(),
-                len: iid.len() as u32,
-                row: self.rows as u32,
-            });
-            bytes.extend_from_slice(iid);
-            self.rows += 1;
-        }
-        true
+    // Rows and IID bytes per group, then where each group's rows and bytes start.
+    let mut starts = vec![0usize; index.len() + 1];
+    let mut byte_starts = vec![0usize; index.len() + 1];
+    for (&g, iid) in group.iter().zip(iids) {
+        starts[g as usize + 1] += 1;
+        byte_starts[g as usize + 1] += iid.len();
     }
-
-    /// Each row's answer, in input order: the ID, and whether it is a duplicate. `None`:
-    /// input the kernel does not take.
-    fn answers(
-        &mut self,
-        duration: u64,
-        maxsize: u64,
-        field_len: u64,
-    ) -> Option<Vec<(StreamId, bool)>> {
-        let c = self.cols?;
-        let tie_vals = if c.tie == c.iid {
-            None
-        } else {
-            Some(tie_values(&self.batches, c.tie)?)
-        };
-        let mut kernel = IdmpDedup::new(duration, maxsize);
-        let mut answers = vec![(StreamId::MIN, false); self.rows];
-        for (recs, iids) in self.recs.iter_mut().zip(&self.iids) {
-            // (time, tie, input position): the order the reference's stable sort by
-            // (producer, time, tie) gives within a producer.
-            recs.sort_unstable_by(|a, b| {
-                let tie = match &tie_vals {
-                    None => a.iid(iids).cmp(b.iid(iids)),
-                    Some(Tie::Ints(v)) => v[a.row as usize].cmp(&v[b.row as usize]),
-                    Some(Tie::Bytes(v)) => v[a.row as usize].cmp(&v[b.row as usize]),
-                };
-                a.time.cmp(&b.time).then(tie).then(a.row.cmp(&b.row))
-            });
-            kernel.next_producer();
-            for rec in recs.iter() {
-                let o = kernel
-                    .add(rec.time, rec.iid(iids), field_len + rec.len as u64)
-                    .ok()?;
-                answers[rec.row as usize] = (o.id, o.duplicate);
-            }
-        }
-        Some(answers)
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+        byte_starts[i] += byte_starts[i - 1];
     }
-}
-
-/// The positions of the kernel's columns in `batch`.
-fn columns(batch: &RecordBatch, names: [&str; 4]) -> PyResult<Cols> {
-    let schema = batch.schema();
-    let col = |name: &str| {
-        schema
-            .index_of(name)
-            .map_err(|_| value_err(format!("column {name:?} is not in the batch")))
+    let (mut fill, mut byte_fill) = (starts.clone(), byte_starts.clone());
+    let blank = Rec {
+        time: 0,
+        off: 0,
+        len: 0,
+        row: 0,
     };
-    Ok(Cols {
-        producer: col(names[0])?,
-        iid: col(names[1])?,
-        time: col(names[2])?,
-        tie: col(names[3])?,
-    })
+    let mut order = vec![blank; pids.len()];
+    let mut bytes = vec![0u8; byte_starts[index.len()]];
+    for (row, &g) in group.iter().enumerate() {
+        let (g, iid) = (g as usize, iids[row]);
+        let off = byte_fill[g];
+        bytes[off..off + iid.len()].copy_from_slice(iid);
+        byte_fill[g] += iid.len();
+        order[fill[g]] = Rec {
+            time: times[row],
+            off,
+            len: iid.len() as u32,
+            row: row as u32,
+        };
+        fill[g] += 1;
+    }
+    for w in starts.windows(2) {
+        order[w[0]..w[1]].sort_unstable_by(|a, b| {
+            a.time
+                .cmp(&b.time)
+                .then_with(|| tie(a, b, &bytes))
+                .then(a.row.cmp(&b.row))
+        });
+    }
+    Grouped {
+        order,
+        starts,
+        iids: bytes,
+    }
 }
 
 /// Entry IDs as `<ms>-<seq>` text for the `count` rows `rows` of `answers` (sized by the
@@ -316,7 +241,8 @@ fn id_strings(
 }
 
 /// Dedup one partition (see the module docs): `batches` is an iterable of record
-/// batches, read one at a time. `None`: input the kernel does not take.
+/// batches, all read before any work (empty ones left out). `None`: input the kernel
+/// does not take.
 #[pyfunction]
 #[pyo3(signature = (batches, producer, iid, time, tie, duration, maxsize, keep_first, large))]
 #[allow(clippy::too_many_arguments)]
@@ -332,23 +258,74 @@ pub fn _idmp_dedup<'py>(
     keep_first: bool,
     large: bool,
 ) -> PyResult<Option<Bound<'py, PyList>>> {
-    let mut part = Partition::default();
+    let mut all: Vec<RecordBatch> = Vec::new();
     for b in batches.try_iter()? {
-        let b: PyRecordBatch = b?.extract()?;
-        part.add(b.into_inner(), [producer, iid, time, tie])?;
+        let b = b?.extract::<PyRecordBatch>()?.into_inner();
+        if b.num_rows() > 0 {
+            all.push(b);
+        }
     }
-    let Some(first) = part.batches.first() else {
+    let batches = all;
+    let Some(first) = batches.first() else {
         return Ok(Some(PyList::empty(py)));
     };
     let schema = first.schema();
-    if part.refused {
+    let col = |name: &str| {
+        schema
+            .index_of(name)
+            .map_err(|_| value_err(format!("column {name:?} is not in the batch")))
+    };
+    let (p_idx, i_idx, t_idx, tie_idx) = (col(producer)?, col(iid)?, col(time)?, col(tie)?);
+    if batches.iter().any(|b| b.schema() != schema) {
         return Ok(None);
     }
-    let Some(answers) = part.answers(duration, maxsize, iid.len() as u64) else {
+    let n: usize = batches.iter().map(|b| b.num_rows()).sum();
+    if n > u32::MAX as usize {
+        return Ok(None);
+    }
+    let mut pids = Vec::with_capacity(n);
+    let mut iids = Vec::with_capacity(n);
+    if !byte_values(&batches, p_idx, &mut pids) || !byte_values(&batches, i_idx, &mut iids) {
+        return Ok(None);
+    }
+    if pids.iter().any(|p| p.is_empty()) {
+        return Ok(None);
+    }
+    let Ok(times) = times_ms(&batches, t_idx, time) else {
         return Ok(None);
     };
-    let batches = std::mem::take(&mut part.batches);
-    drop(part);
+    let tie_vals = if tie_idx == i_idx {
+        None
+    } else {
+        match tie_values(&batches, tie_idx) {
+            Some(t) => Some(t),
+            None => return Ok(None),
+        }
+    };
+    let tie_cmp = |a: &Rec, b: &Rec, bytes: &[u8]| -> std::cmp::Ordering {
+        let (ra, rb) = (a.row as usize, b.row as usize);
+        match &tie_vals {
+            None => a.iid(bytes).cmp(b.iid(bytes)),
+            Some(Tie::Ints(v)) => v[ra].cmp(&v[rb]),
+            Some(Tie::Bytes(v)) => v[ra].cmp(&v[rb]),
+        }
+    };
+    let grouped = producer_order(&pids, &times, &iids, &tie_cmp);
+    drop((pids, times, iids));
+    let field_len = iid.len() as u64;
+    let mut kernel = IdmpDedup::new(duration, maxsize);
+    // Each row's answer, in input order: the ID, and whether it is a duplicate.
+    let mut answers = vec![(StreamId::MIN, false); n];
+    for w in grouped.starts.windows(2) {
+        kernel.next_producer();
+        for rec in &grouped.order[w[0]..w[1]] {
+            match kernel.add(rec.time, rec.iid(&grouped.iids), field_len + rec.len as u64) {
+                Ok(o) => answers[rec.row as usize] = (o.id, o.duplicate),
+                Err(_) => return Ok(None),
+            }
+        }
+    }
+    drop(grouped);
     // Output: the input batches with the answers appended.
     let id_type = if large {
         DataType::LargeUtf8

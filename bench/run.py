@@ -356,8 +356,9 @@ def cannot(res: dict, peers: dict) -> dict:
 #: The stand-alone benchmark scripts run as stages: (stage, module, title, caption).
 EXTRA_STAGES = (
     ("persist", "bench_persist", "Durable stores: XADD per appendfsync policy",
-     "xstreams in-process (execute_command) vs redis-server through redis-py, one XADD per "
-     "call; ratio = xstreams XADD/s ÷ redis XADD/s."),
+     "xstreams in-process (execute_command; xstreams.Redis pipelines) vs redis-server "
+     "through redis-py, one XADD per call and pipelines of 100 (transaction=False); ratio = "
+     "xstreams XADD/s ÷ redis XADD/s."),
     ("server", "bench_server", "The RESP server vs redis-server (redis-benchmark)",
      "`python -m xstreams.server` and redis-server driven by the same redis-benchmark "
      "(-P pipeline, -c clients); ratio = xstreams req/s ÷ redis req/s."),

@@ -3,7 +3,8 @@
 //! block in a durable store's log, so a log cut anywhere inside that block (a crash or a
 //! torn write during it) reopens with none of the step, and the whole log with all of it.
 //! A pipeline (not atomic) keeps each command's own record: a cut keeps the commands
-//! before it.
+//! before it; its records are written in chunks, between which other threads' atomic
+//! batches stay blocks of their own.
 
 use std::path::Path;
 
@@ -125,4 +126,35 @@ fn rows_and_marker_are_one_step() {
     let r = reopen_cut(dir.path(), full);
     assert_eq!(xlen(&r, "out"), Reply::Int(4));
     assert_eq!(xlen(&r, "marker"), Reply::Int(1));
+}
+
+/// A pipeline writes its records in chunks (an open batch in the log between its
+/// commands), yet another thread's atomic batches that run between the chunks stay
+/// blocks of their own: none is swallowed into the pipeline's batch (it would lose its
+/// MULTI/EXEC and could be cut in half by a crash).
+#[test]
+fn atomic_batches_between_a_pipelines_chunks_stay_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let pipeline: Vec<Vec<Vec<u8>>> = (0..20_000).map(|_| argv("XADD p * f v")).collect();
+    let other = s.clone();
+    let t = std::thread::spawn(move || {
+        for _ in 0..200 {
+            let cmds = vec![argv("XADD a * f v"), argv("XADD b * f v")];
+            other.execute_batch(0, 2, &cmds, true, None).unwrap();
+        }
+    });
+    s.execute_batch(0, 2, &pipeline, false, None).unwrap();
+    t.join().unwrap();
+    s.close();
+    let log = std::fs::read(dir.path().join("log.1.aof")).unwrap();
+    let blocks = log
+        .windows(15)
+        .filter(|w| w == b"*1\r\n$5\r\nMULTI\r\n")
+        .count();
+    assert_eq!(blocks, 200);
+    let r = reopen_cut(dir.path(), log.len());
+    assert_eq!(xlen(&r, "p"), Reply::Int(20_000));
+    assert_eq!(xlen(&r, "a"), Reply::Int(200));
+    assert_eq!(xlen(&r, "b"), Reply::Int(200));
 }

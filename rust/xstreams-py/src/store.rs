@@ -251,7 +251,9 @@ impl Store {
     /// Run several commands in order, atomically when ``atomic`` (no other command runs in
     /// between; blocking reads do not wait; all run at one command time, as the commands
     /// of an EXEC do). Returns one result per command; a failed
-    /// command's slot holds its exception instead of raising.
+    /// command's slot holds its exception instead of raising. Without ``atomic`` it is a
+    /// pipeline: each command runs as if sent alone, and a durable store writes their
+    /// log records together, up to 256 commands a write.
     ///
     /// ``watch`` (a :class:`Watch`, or a sequence of them, from :meth:`watch`) makes the
     /// atomic batch conditional, as WATCH makes MULTI/EXEC: if a watched key was touched

@@ -41,6 +41,9 @@ struct State {
     read_only: bool,
     /// Changes made (Redis's `server.dirty`).
     dirty: u64,
+    /// Commands whose records were appended to the log (a pipeline tells by it which of
+    /// its commands a failed log write leaves not durable).
+    logged: u64,
     /// The last [`crate::Watch`] ID handed out.
     next_watch: u64,
 }
@@ -121,6 +124,7 @@ impl Store {
                     journal: None,
                     read_only: false,
                     dirty: 0,
+                    logged: 0,
                     next_watch: 0,
                 }),
                 cond: Condvar::new(),
@@ -209,6 +213,7 @@ impl Store {
         let mut failed = None;
         if let (Some(j), Some(p)) = (st.journal.as_mut(), prop) {
             if !p.also.is_empty() {
+                st.logged += 1;
                 if let Err(e) = j.append(db, now, &p.also) {
                     // As redis-server: the change is in memory but not durable; say so and
                     // refuse further writes until the store is reopened.

@@ -158,3 +158,45 @@ fn atomic_batches_between_a_pipelines_chunks_stay_blocks() {
     assert_eq!(xlen(&r, "a"), Reply::Int(200));
     assert_eq!(xlen(&r, "b"), Reply::Int(200));
 }
+
+/// A group reader blocked when a pipeline's XADD serves it: its delivery (the records
+/// the read logs) reaches the log, in order with the pipeline's records, and the
+/// reopened store has the entry pending for that consumer.
+#[test]
+fn a_pipeline_serving_a_blocked_group_read_logs_the_delivery() {
+    use xstreams_core::store::Step;
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    s.execute(&[b"XGROUP", b"CREATE", b"q", b"g", b"$", b"MKSTREAM"]);
+    let read: Vec<&[u8]> = vec![
+        b"XREADGROUP",
+        b"GROUP",
+        b"g",
+        b"c",
+        b"BLOCK",
+        b"0",
+        b"STREAMS",
+        b"q",
+        b">",
+    ];
+    let Step::Blocked(call) = s.start(0, 2, &read) else {
+        panic!("the read did not block")
+    };
+    let reader = s.clone();
+    let t = std::thread::spawn(move || reader.wait(call, None));
+    let mut cmds: Vec<Vec<Vec<u8>>> = (0..300).map(|_| argv("XADD p * f v")).collect();
+    cmds.insert(100, argv("XADD q 5-1 f v"));
+    s.execute_batch(0, 2, &cmds, false, None).unwrap();
+    let Step::Done(Reply::Array(got)) = t.join().unwrap() else {
+        panic!("the read was not served")
+    };
+    assert_eq!(got.len(), 1);
+    s.close();
+    let r = reopen_cut(dir.path(), log_len(dir.path()));
+    assert_eq!(xlen(&r, "p"), Reply::Int(300));
+    let pending = r.execute(&[b"XPENDING", b"q", b"g"]);
+    let Reply::Array(summary) = pending else {
+        panic!("{pending:?}")
+    };
+    assert_eq!(summary[0], Reply::Int(1), "{summary:?}");
+}

@@ -7,7 +7,9 @@
 //! * a freeze at the second write turns the replies of that chunk's writing commands
 //!   into MISCONF (their changes are in memory, not durable), leaves its reads' replies
 //!   alone, refuses the writes after it, and after the power loss the store reopens with
-//!   the first chunk's entries, in order.
+//!   the first chunk's entries, in order;
+//! * a blocked group read served in the middle of a chunk logs its delivery after the
+//!   chunk so far, as a lone command: a failed write of it fails the read's reply.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -136,4 +138,64 @@ fn a_failed_chunk_write_fails_its_writes_and_refuses_later_ones() {
     .unwrap();
     assert_eq!(reopened_entries(&dir), 128);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A blocked group read served by a pipeline's XADD logs its delivery as a lone command
+/// does (the chunk before it written first), so a failed write of that delivery fails
+/// the read's reply with MISCONF instead of handing over entries the log does not have.
+#[test]
+fn a_served_group_read_whose_delivery_is_not_written_fails() {
+    use xstreams_core::store::Step;
+    let read: Vec<&[u8]> = vec![
+        b"XREADGROUP",
+        b"GROUP",
+        b"g",
+        b"c",
+        b"BLOCK",
+        b"0",
+        b"STREAMS",
+        b"q",
+        b">",
+    ];
+    let cmds: Vec<Vec<Vec<u8>>> = ["XADD p 1-1 f v", "XADD q 5-1 f v", "XADD p 2-1 f v"]
+        .iter()
+        .map(|c| c.split(' ').map(|p| p.as_bytes().to_vec()).collect())
+        .collect();
+    // Operations after `before`: the blocked read's own record (its consumer created)
+    // and fsync; the chunk of the first two XADDs, written before the read is served,
+    // and its fsync; then the delivery's write.
+    let run = |freeze: Option<u64>| -> (u64, Step, Vec<Reply>) {
+        let dir = tmp_dir(&format!("served-{freeze:?}"));
+        let disk = SimDisk::new(freeze);
+        let (s, _) = Store::open(&dir, Config::default(), options(Some(disk.clone()))).unwrap();
+        s.execute(&[b"XGROUP", b"CREATE", b"q", b"g", b"$", b"MKSTREAM"]);
+        let before = disk.ops();
+        let Step::Blocked(call) = s.start(0, 2, &read) else {
+            panic!("the read did not block")
+        };
+        let reader = s.clone();
+        let t =
+            std::thread::spawn(move || reader.wait(call, Some(std::time::Duration::from_secs(5))));
+        let replies = s.execute_batch(0, 2, &cmds, false, None).unwrap();
+        let got = t.join().unwrap();
+        s.close();
+        drop(s);
+        let _ = std::fs::remove_dir_all(&dir);
+        (before, got, replies)
+    };
+    let (before, got, replies) = run(None);
+    assert!(matches!(got, Step::Done(Reply::Array(_))), "{got:?}");
+    assert!(replies.iter().all(|r| matches!(r, Reply::Bulk(_))));
+    let (_, got, replies) = run(Some(before + 4));
+    let Step::Done(r) = got else {
+        panic!("the read was not served")
+    };
+    assert!(is_misconf(&r), "{r:?}");
+    // The first XADD was written before; the second's change is in memory (its chunk
+    // after the delivery failed), the third is refused.
+    assert!(matches!(replies[0], Reply::Bulk(_)), "{replies:?}");
+    assert!(
+        is_misconf(&replies[1]) && is_misconf(&replies[2]),
+        "{replies:?}"
+    );
 }

@@ -179,8 +179,18 @@ impl Store {
                 });
             }
             if !atomic {
+                // A blocked call served now logs its own records (a group read's
+                // deliveries) and its reply is final: the chunk so far is written first,
+                // so that a failed write fails that call's reply as a lone command's.
+                let serving = chunked && !sig.is_empty() && !st.waiters.is_empty();
+                if serving {
+                    Self::end_chunk(&mut st, &mut out, &mut logged);
+                }
                 if st.serve(std::mem::take(&mut sig)) {
                     self.shared.cond.notify_all();
+                }
+                if serving {
+                    st.begin_log_batch();
                 }
                 if !chunked {
                     MutexGuard::bump(&mut st);

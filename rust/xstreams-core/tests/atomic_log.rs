@@ -168,17 +168,8 @@ fn a_pipeline_serving_a_blocked_group_read_logs_the_delivery() {
     let dir = tempfile::tempdir().unwrap();
     let s = open(dir.path());
     s.execute(&[b"XGROUP", b"CREATE", b"q", b"g", b"$", b"MKSTREAM"]);
-    let read: Vec<&[u8]> = vec![
-        b"XREADGROUP",
-        b"GROUP",
-        b"g",
-        b"c",
-        b"BLOCK",
-        b"0",
-        b"STREAMS",
-        b"q",
-        b">",
-    ];
+    let read = argv("XREADGROUP GROUP g c BLOCK 0 STREAMS q >");
+    let read: Vec<&[u8]> = read.iter().map(|a| a.as_slice()).collect();
     let Step::Blocked(call) = s.start(0, 2, &read) else {
         panic!("the read did not block")
     };

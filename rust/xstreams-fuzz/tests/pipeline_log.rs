@@ -146,17 +146,8 @@ fn a_failed_chunk_write_fails_its_writes_and_refuses_later_ones() {
 #[test]
 fn a_served_group_read_whose_delivery_is_not_written_fails() {
     use xstreams_core::store::Step;
-    let read: Vec<&[u8]> = vec![
-        b"XREADGROUP",
-        b"GROUP",
-        b"g",
-        b"c",
-        b"BLOCK",
-        b"0",
-        b"STREAMS",
-        b"q",
-        b">",
-    ];
+    let read = "XREADGROUP GROUP g c BLOCK 0 STREAMS q >";
+    let read: Vec<&[u8]> = read.split(' ').map(str::as_bytes).collect();
     let cmds: Vec<Vec<Vec<u8>>> = ["XADD p 1-1 f v", "XADD q 5-1 f v", "XADD p 2-1 f v"]
         .iter()
         .map(|c| c.split(' ').map(|p| p.as_bytes().to_vec()).collect())

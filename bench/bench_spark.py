@@ -377,12 +377,18 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     def noop(d: Any) -> None:
         d.write.format("noop").mode("overwrite").save()
 
-    def run_dedup(keep: str = "all") -> None:
+    def run_dedup(keep: str = "all", columns: Any = None) -> None:
         noop(xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=10_000,
-                      keep=keep))  # fmt: skip
+                      keep=keep, columns=columns))  # fmt: skip
 
     def run_first() -> None:  # dropDuplicates' question: only the rows kept
         run_dedup("first")
+
+    def run_first_bare() -> None:  # ... and nothing added: dropDuplicates' very shape
+        run_dedup("first", [])
+
+    def run_flag() -> None:  # the row_number flag's shape: every row, one bool added
+        run_dedup("all", ["duplicate"])
 
     def run_drop() -> None:
         noop(df.dropDuplicates(["pid", "iid"]))
@@ -418,9 +424,9 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     # dedup, scan, ...), all on the same cached input in this one session; the figure is
     # each method's median, with its spread and CPU seconds (JVM + Python workers).
     run_default = _spark_default_arrow_bytes(spark, run_dedup)
-    scan, ident, shaped, drop, rn, ours, first, dflt = _in_turns(
+    scan, ident, shaped, drop, rn, ours, first, dflt, flag, bare = _in_turns(
         [run_scan, run_identity, run_with_columns, run_drop, run_row_number, run_dedup,
-         run_first, run_default],
+         run_first, run_default, run_flag, run_first_bare],
         reps,
     )  # fmt: skip
     out.append(_row("dedup", "Spark scan of the cached input (noop sink)", rows, scan.median,
@@ -451,6 +457,16 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     out.append(_row("dedup", 'dedup, keep="first" (dropDuplicates\' rows)', rows,
                     first.median, note))  # fmt: skip
     log(f"dedup keep=first: {note}")
+    # The calls whose output has exactly the shape of Spark's answers: the flag alone on
+    # every row (as the row_number flag), the kept rows alone (as dropDuplicates).
+    note = "; ".join([_ratio_note(rn, flag, "row_number"), _timing_note(flag)])
+    out.append(_row("dedup", 'dedup, columns=["duplicate"] (the row_number flag\'s shape)',
+                    rows, flag.median, note))  # fmt: skip
+    log(f"dedup columns=[duplicate]: {note}")
+    note = "; ".join([_ratio_note(drop, bare, "dropDuplicates"), _timing_note(bare)])
+    out.append(_row("dedup", 'dedup, keep="first", columns=[] (dropDuplicates\' shape)', rows,
+                    bare.median, note))  # fmt: skip
+    log(f"dedup keep=first columns=[]: {note}")
     note = "; ".join(
         [_ratio_note(drop, dflt, "dropDuplicates"), _ratio_note(rn, dflt, "row_number"),
          _timing_note(dflt, "maxBytesPerBatch 64m")]

@@ -24,6 +24,7 @@ from spark_support import spark  # noqa: F401
 pytestmark = pytest.mark.spark
 
 NOW = 1_700_000_000_000
+ALL = list(xs._DEDUP_COLUMNS)
 
 
 def make_events(seed: int, producers: int = 5, per_producer: int = 120) -> List[Dict[str, Any]]:
@@ -166,8 +167,39 @@ def test_keep_first_is_the_rows_that_are_not_duplicates(spark):  # noqa: F811
     got = {r.rid: r.entry_id for r in out.select("rid", "entry_id").collect()}
     assert got == {rid: eid for rid, (eid, dup, _) in want.items() if not dup}
     assert len(got) < len(rows)
+    # columns=[]: dropDuplicates' shape, the kept rows and nothing added.
+    bare = xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=8, order="ord",
+                    keep="first", columns=[])  # fmt: skip
+    assert bare.columns == df.columns
+    assert sorted(r.rid for r in bare.select("rid").collect()) == sorted(got)
     with pytest.raises(ValueError, match="keep"):
         xs.dedup(df, keep="last")
+
+
+def test_answer_columns_chosen(spark):  # noqa: F811
+    """``columns`` picks and orders the answer columns; each holds the reference's
+    answer; a wrong name, a repeat, a bare string or no column with keep="all" is
+    refused naming ``columns``; only a chosen column may clash with the input's."""
+    rows = make_events(5, producers=4, per_producer=90)
+    want = reference(rows, iid="iid", order="ord", duration=2, maxsize=8)
+    df = spark.createDataFrame([tuple(r[c] for c in SCHEMA_COLS) for r in rows], SCHEMA)
+    kw = dict(producer="pid", iid="iid", time="ts", duration=2, maxsize=8, order="ord")
+    flag = xs.dedup(df, columns=["duplicate"], **kw)
+    assert flag.columns == [*df.columns, "duplicate"]
+    assert dict(flag.select("rid", "duplicate").collect()) == {
+        rid: dup for rid, (_, dup, _) in want.items()
+    }
+    two = xs.dedup(df, columns=["original_id", "duplicate"], **kw)
+    assert two.columns == [*df.columns, "original_id", "duplicate"]
+    got = {r.rid: (r.original_id, r.duplicate) for r in two.collect()}
+    assert got == {rid: (oid, dup) for rid, (_, dup, oid) in want.items()}
+    for bad in (["entry_id", "entry_id"], ["id"], "duplicate", []):
+        with pytest.raises(ValueError, match="columns"):
+            xs.dedup(df, columns=bad, **kw)
+    clash = df.withColumnRenamed("kind", "entry_id")
+    with pytest.raises(ValueError, match="already has a column 'entry_id'"):
+        xs.dedup(clash, **kw)
+    assert xs.dedup(clash, columns=["duplicate"], **kw).columns == [*clash.columns, "duplicate"]
 
 
 def _partition_rows(seed: int, n: int = 600, long_iids: bool = False) -> Any:
@@ -192,34 +224,46 @@ def _partition_rows(seed: int, n: int = 600, long_iids: bool = False) -> Any:
     return table.to_batches(max_chunksize=97)
 
 
+# (keep, columns): the defaults, and answer columns chosen, reordered or left out.
+KEEP_COLUMNS = [("all", None), ("all", ["duplicate"]), ("all", ["original_id", "duplicate"]),
+                ("first", None), ("first", []), ("first", ["duplicate", "entry_id"])]  # fmt: skip
+
+
 @pytest.mark.parametrize("seed", [11, 12, 13])
 @pytest.mark.parametrize("order", [None, "ord"])
-@pytest.mark.parametrize("keep", ["all", "first"])
+@pytest.mark.parametrize("keep,columns", KEEP_COLUMNS)
 @pytest.mark.parametrize("long_iids", [False, True])
-def test_rust_kernel_matches_the_store_path(seed, order, keep, long_iids, monkeypatch):
+def test_rust_kernel_matches_the_store_path(seed, order, keep, columns, long_iids, monkeypatch):
     """The one-call Rust kernel and the general path (a private Store fed by xadd_batch)
-    give the same rows, for times around the epoch, equal times, ties by iid (short, or
-    long and of mixed lengths) or by an order column with nulls, size and time
-    eviction."""
+    give the same rows and answer columns, for times around the epoch, equal times, ties
+    by iid (short, or long and of mixed lengths) or by an order column with nulls, size
+    and time eviction."""
     import pyarrow as pa
     from xstreams import _xstreams
 
     batches = _partition_rows(seed, long_iids=long_iids)
+    answer = xs._answer_columns(columns, keep)
     fn = xs._DedupPartition(
-        "pid", "iid", None, "ts", [order or "iid"], duration=2, maxsize=4, large=False, keep=keep
-    )
+        "pid", "iid", None, "ts", [order or "iid"], duration=2, maxsize=4, large=False, keep=keep,
+        columns=answer,
+    )  # fmt: skip
     assert _xstreams._idmp_dedup(batches, "pid", "iid", "ts", order or "iid", 2, 4,
-                                 keep == "first", False) is not None  # fmt: skip
+                                 keep == "first", False, answer) is not None  # fmt: skip
     fast = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
     monkeypatch.setattr(_xstreams, "_idmp_dedup", lambda *a: None)
     slow = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
-    assert fast.column_names == slow.column_names
+    assert fast.column_names == slow.column_names == [*batches[0].schema.names, *answer]
+    assert fast.schema == slow.schema
     assert fast.to_pydict() == slow.to_pydict()
+    n = sum(b.num_rows for b in batches)
     if keep == "all":
-        dups = fast.column("duplicate").to_pylist()
-        assert 0 < sum(dups) < len(dups)
+        assert fast.num_rows == n
+        dups = slow.column("duplicate").to_pylist() if "duplicate" in answer else None
+        assert dups is None or 0 < sum(dups) < n
     else:
-        assert 0 < fast.num_rows < sum(b.num_rows for b in batches)
+        assert 0 < fast.num_rows < n
+        if "duplicate" in answer:
+            assert not any(fast.column("duplicate").to_pylist())
 
 
 def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
@@ -228,8 +272,11 @@ def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
     import pyarrow as pa
     from xstreams import _xstreams
 
+    def kernel(batches: Any) -> Any:
+        return _xstreams._idmp_dedup(batches, "pid", "iid", "ts", "iid", 2, 4, False, False, ALL)
+
     ok = pa.record_batch({"pid": ["a", "a"], "iid": ["x", "x"], "ts": [5, 6]})
-    got = _xstreams._idmp_dedup([ok], "pid", "iid", "ts", "iid", 2, 4, False, False)
+    got = kernel([ok])
     assert got[0].column("entry_id").to_pylist() == ["5-0", "5-0"]
     assert got[0].column("duplicate").to_pylist() == [False, True]
     assert got[0].column("original_id").to_pylist() == ["5-0", "5-0"]
@@ -239,16 +286,16 @@ def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
         pa.record_batch({"pid": ["a", "a"], "iid": ["x", "y"], "ts": [5, None]}),
         pa.record_batch({"pid": [1, 2], "iid": ["x", "y"], "ts": [5, 6]}),
     ):
-        assert _xstreams._idmp_dedup([bad], "pid", "iid", "ts", "iid", 2, 4, False, False) is None
+        assert kernel([bad]) is None
         # A batch it does not take after others it does take (or a batch of another
         # schema) still leaves the whole partition to the store's path, which answers
         # every row; the kernel reads an iterator to its end first.
         later = iter([ok, ok, bad])
-        assert _xstreams._idmp_dedup(later, "pid", "iid", "ts", "iid", 2, 4, False, False) is None
+        assert kernel(later) is None
         assert next(later, None) is None  # it read them all
     other = pa.record_batch({"pid": ["a"], "iid": ["z"], "ts": [7], "n": [1]})
-    assert _xstreams._idmp_dedup([ok, other], "pid", "iid", "ts", "iid", 2, 4, False, False) is None
-    fn = xs._DedupPartition("pid", "iid", None, "ts", ["iid"], 2, 4, False, "all")
+    assert kernel([ok, other]) is None
+    fn = xs._DedupPartition("pid", "iid", None, "ts", ["iid"], 2, 4, False, "all", ALL)
     nulls = pa.record_batch({"pid": ["a", "a"], "iid": ["y", "x"], "ts": [None, 8]})
     with pytest.raises(ValueError, match="null"):
         list(fn(iter([ok, pa.record_batch({"pid": [], "iid": [], "ts": []}), ok, nulls])))
@@ -274,7 +321,18 @@ def test_rust_kernel_output_columns(large, keep):
         ),
         pa.record_batch({"pid": ["b", "a"], "iid": ["y", "x"], "ts": [t + 8, t + 3500]}),
     ]
-    out = _xstreams._idmp_dedup(batches, "pid", "iid", "ts", "iid", 2, 4, keep == "first", large)
+    out = _xstreams._idmp_dedup(
+        batches,
+        "pid",
+        "iid",
+        "ts",
+        "iid",
+        2,
+        4,
+        keep == "first",
+        large,
+        xs._answer_columns(None, keep),
+    )
     table = pa.Table.from_batches(out)
     id_type = pa.large_string() if large else pa.string()
     if keep == "all":
@@ -314,7 +372,7 @@ def test_rust_kernel_ids_of_every_width():
             ts.append(t)
             want.append(f"{t}-{k + (t == 0)}")
     batch = pa.record_batch({"pid": pids, "iid": iids, "ts": ts})
-    out = _xstreams._idmp_dedup([batch], "pid", "iid", "ts", "iid", 2, 100, False, False)
+    out = _xstreams._idmp_dedup([batch], "pid", "iid", "ts", "iid", 2, 100, False, False, ALL)
     table = pa.Table.from_batches(out)
     assert table.column("entry_id").to_pylist() == want
     assert table.column("original_id").to_pylist() == want

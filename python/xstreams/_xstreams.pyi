@@ -155,9 +155,11 @@ def _idmp_dedup(
     maxsize: int,
     keep_first: bool,
     large: bool,
+    columns: Sequence[str],
 ) -> Optional[list[Any]]:
-    """The Spark dedup kernel on one partition's Arrow batches, all read first
-    (``None``: input it does not take, which then runs the store path)."""
+    """The Spark dedup kernel on one partition's Arrow batches, all read first, with
+    the answer ``columns`` appended (``None``: input it does not take, which then runs
+    the store path)."""
 
 def serve(argv: Sequence[str], on_ready: Optional[Any] = None) -> Optional[str]: ...
 def inspect_store(path: Union[str, PathLike[str]]) -> dict[str, Any]:

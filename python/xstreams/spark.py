@@ -119,6 +119,7 @@ class _DedupPartition:
         maxsize: int,
         large: bool,
         keep: str,
+        columns: Sequence[str],
     ) -> None:
         self.producer = producer
         self.iid = iid
@@ -129,6 +130,7 @@ class _DedupPartition:
         self.maxsize = int(maxsize)
         self.large = large
         self.keep = keep
+        self.columns = list(columns)
 
     def _sorted(self, table: Any) -> Any:
         import pyarrow.compute as pc
@@ -166,6 +168,7 @@ class _DedupPartition:
                 self.maxsize,
                 self.keep == "first",
                 self.large,
+                self.columns,
             )
             if out is not None:
                 yield from out
@@ -183,7 +186,7 @@ class _DedupPartition:
             }
         )
         fields = self.content if self.content is not None else [self.iid]
-        names = [*table.schema.names, *_DEDUP_COLUMNS]
+        names = [*table.schema.names, *self.columns]
         try:
             for batch in table.to_batches(max_chunksize=_DEDUP_CHUNK):
                 res = store.xadd_batch(
@@ -208,14 +211,29 @@ class _DedupPartition:
                 dup = res.column("duplicate")
                 if self.keep == "first":
                     keep = pc.invert(dup)
-                    yield pa.RecordBatch.from_arrays(
-                        [*batch.filter(keep).columns, ids.filter(keep)],
-                        names=[*table.schema.names, "entry_id"],
-                    )
-                else:
-                    yield pa.RecordBatch.from_arrays([*batch.columns, ids, dup, ids], names=names)
+                    batch, ids, dup = batch.filter(keep), ids.filter(keep), dup.filter(keep)
+                answer = {"entry_id": ids, "duplicate": dup, "original_id": ids}
+                yield pa.RecordBatch.from_arrays(
+                    [*batch.columns, *(answer[c] for c in self.columns)], names=names
+                )
         finally:
             store.close()
+
+
+def _answer_columns(columns: Optional[Sequence[str]], keep: str) -> List[str]:
+    if columns is None:
+        return list(_DEDUP_COLUMNS) if keep == "all" else ["entry_id"]
+    if isinstance(columns, str):
+        raise ValueError(f"columns must be a list of column names, got {columns!r}")
+    out = list(columns)
+    for c in out:
+        if c not in _DEDUP_COLUMNS:
+            raise ValueError(f"columns: {c!r} is not one of {', '.join(_DEDUP_COLUMNS)}")
+    if len(set(out)) != len(out):
+        raise ValueError(f"columns: a column is named twice in {out!r}")
+    if not out and keep == "all":
+        raise ValueError('columns: keep="all" needs at least one answer column')
+    return out
 
 
 def dedup(
@@ -229,6 +247,7 @@ def dedup(
     order: Optional[str] = None,
     partitions: Optional[int] = None,
     keep: str = "all",
+    columns: Optional[Sequence[str]] = None,
 ) -> DataFrame:
     """``df`` with ``entry_id`` (string), ``duplicate`` (bool) and ``original_id``.
 
@@ -250,12 +269,19 @@ def dedup(
     ``keep="first"``: only the rows that are not duplicates (each IID's first
     occurrence in its window), with ``entry_id`` and without the other two columns.
 
+    ``columns``: the answer columns to append, in this order, out of ``entry_id``,
+    ``duplicate`` and ``original_id`` (default: all three, or ``["entry_id"]`` with
+    ``keep="first"``). Fewer columns cost less: ``["duplicate"]`` is a flag on every
+    row, and ``keep="first", columns=[]`` returns exactly the rows of
+    ``dropDuplicates`` within the window, nothing added.
+
     Each partition (all rows of its producers) is sorted inside the Python worker by
     Arrow, not by a Spark sort stage, so a task holds its whole partition in memory:
     raise ``partitions`` for inputs larger than the executors' memory allows.
     """
     if keep not in ("all", "first"):
         raise ValueError(f'keep must be "all" or "first", got {keep!r}')
+    answer = _answer_columns(columns, keep)
     if content is not None:
         if iid is not _UNSET and iid is not None:
             raise ValueError("give iid or content, not both")
@@ -274,23 +300,23 @@ def dedup(
     for c in needed:
         if c not in df.columns:
             raise ValueError(f"column {c!r} is not in the DataFrame")
-    for c in _DEDUP_COLUMNS:
+    for c in answer:
         if c in df.columns:
             raise ValueError(f"the DataFrame already has a column {c!r}")
     ties = [order] if order is not None else ([iid] if iid else list(content or []))
     parted = df.repartition(partitions, producer) if partitions else df.repartition(producer)
-    extra = [StructField("entry_id", StringType(), True)]
-    if keep == "all":
-        # original_id comes out of the worker (the entry_id array again) rather than
-        # from a Spark projection after mapInArrow, which copied every output row once
-        # more (docs/spark.md, Speed).
-        extra += [
-            StructField("duplicate", BooleanType(), False),
-            StructField("original_id", StringType(), True),
-        ]
+    # original_id comes out of the worker (the entry_id array again) rather than from a
+    # Spark projection after mapInArrow, which copied every output row once more
+    # (docs/spark.md, Speed).
+    extra = [
+        StructField(c, BooleanType(), False)
+        if c == "duplicate"
+        else StructField(c, StringType(), True)
+        for c in answer
+    ]
     schema = StructType([*df.schema.fields, *extra])
     fn = _DedupPartition(
-        producer, iid, content, time, ties, duration, maxsize, _large_strings(df), keep
+        producer, iid, content, time, ties, duration, maxsize, _large_strings(df), keep, answer
     )
     return parted.mapInArrow(fn, schema)
 

@@ -5,10 +5,11 @@
 //! producer and sorts each producer's rows by (time, tie column, input position) -- the
 //! order the Python reference sorts them in -- and asks
 //! [`xstreams_core::dedup::IdmpDedup`] for each row's XADD IDMP answer. The input batches
-//! come back as they are (no copy of their columns), with `entry_id`, `duplicate` and
-//! `original_id` appended (`original_id` is the `entry_id` array itself, shared, not a
-//! copy: Spark copying it in a projection after `mapInArrow` cost a second copy of every
-//! output row); with `keep_first` only the rows that are not duplicates, with `entry_id`.
+//! come back as they are (no copy of their columns), with the answer columns the caller
+//! names appended in its order: `entry_id`, `duplicate`, `original_id` (`original_id` is
+//! the `entry_id` array itself, shared, not a copy: Spark copying it in a projection after
+//! `mapInArrow` cost a second copy of every output row). With `keep_first` only the rows
+//! that are not duplicates. IDs are formatted only when a column needs them.
 //!
 //! Input the kernel does not take (nulls in the producer, time or IID columns, an empty
 //! producer or IID, other column types, a row the XADD would refuse) makes it return
@@ -240,11 +241,36 @@ fn id_strings(
     }
 }
 
+/// An answer column the kernel can append.
+#[derive(Clone, Copy, PartialEq)]
+enum Answer {
+    EntryId,
+    Duplicate,
+    OriginalId,
+}
+
+fn answer_columns(names: &[String]) -> PyResult<Vec<Answer>> {
+    let mut out = Vec::with_capacity(names.len());
+    for n in names {
+        let a = match n.as_str() {
+            "entry_id" => Answer::EntryId,
+            "duplicate" => Answer::Duplicate,
+            "original_id" => Answer::OriginalId,
+            other => return Err(value_err(format!("no answer column {other:?}"))),
+        };
+        if out.contains(&a) {
+            return Err(value_err(format!("answer column {n:?} named twice")));
+        }
+        out.push(a);
+    }
+    Ok(out)
+}
+
 /// Dedup one partition (see the module docs): `batches` is an iterable of record
-/// batches, all read before any work (empty ones left out). `None`: input the kernel
-/// does not take.
+/// batches, all read before any work (empty ones left out); `columns` the answer
+/// columns to append, in order. `None`: input the kernel does not take.
 #[pyfunction]
-#[pyo3(signature = (batches, producer, iid, time, tie, duration, maxsize, keep_first, large))]
+#[pyo3(signature = (batches, producer, iid, time, tie, duration, maxsize, keep_first, large, columns))]
 #[allow(clippy::too_many_arguments)]
 pub fn _idmp_dedup<'py>(
     py: Python<'py>,
@@ -257,7 +283,9 @@ pub fn _idmp_dedup<'py>(
     maxsize: u64,
     keep_first: bool,
     large: bool,
+    columns: Vec<String>,
 ) -> PyResult<Option<Bound<'py, PyList>>> {
+    let answer = answer_columns(&columns)?;
     let mut all: Vec<RecordBatch> = Vec::new();
     for b in batches.try_iter()? {
         let b = b?.extract::<PyRecordBatch>()?.into_inner();
@@ -333,37 +361,57 @@ pub fn _idmp_dedup<'py>(
         DataType::Utf8
     };
     let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
-    fields.push(Arc::new(Field::new("entry_id", id_type.clone(), true)));
-    if !keep_first {
-        fields.push(Arc::new(Field::new("duplicate", DataType::Boolean, true)));
-        fields.push(Arc::new(Field::new("original_id", id_type, true)));
+    for (a, name) in answer.iter().zip(&columns) {
+        let t = match a {
+            Answer::Duplicate => DataType::Boolean,
+            _ => id_type.clone(),
+        };
+        fields.push(Arc::new(Field::new(name, t, true)));
     }
     let out_schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
     let out = PyList::empty(py);
     let mut base = 0usize;
     for b in &batches {
         let len = b.num_rows();
-        let rows = base..base + len;
-        let batch = if keep_first {
+        // The input columns of the rows out, and with `keep_first` those rows (indexes
+        // into `answers`; else every row of the batch, without a list of them).
+        let (mut cols, kept): (Vec<ArrayRef>, Option<Vec<usize>>) = if keep_first {
             let keep = BooleanArray::new(
                 BooleanBuffer::collect_bool(len, |i| !answers[base + i].1),
                 None,
             );
-            let kept = arrow_select::filter::filter_record_batch(b, &keep).map_err(value_err)?;
-            let kept_rows = kept.num_rows();
-            let idcol = id_strings(&answers, rows.filter(|&r| !answers[r].1), kept_rows, large);
-            let mut cols = kept.columns().to_vec();
-            cols.push(idcol);
-            RecordBatch::try_new(out_schema.clone(), cols).map_err(value_err)?
+            let batch = arrow_select::filter::filter_record_batch(b, &keep).map_err(value_err)?;
+            let rows = (base..base + len).filter(|&r| !answers[r].1).collect();
+            (batch.columns().to_vec(), Some(rows))
         } else {
-            let idcol = id_strings(&answers, rows, len, large);
-            let mut cols = b.columns().to_vec();
-            cols.push(idcol.clone());
-            let dup = BooleanBuffer::collect_bool(len, |i| answers[base + i].1);
-            cols.push(Arc::new(BooleanArray::new(dup, None)));
-            cols.push(idcol);
-            RecordBatch::try_new(out_schema.clone(), cols).map_err(value_err)?
+            (b.columns().to_vec(), None)
         };
+        let count = kept.as_ref().map_or(len, Vec::len);
+        let mut ids: Option<ArrayRef> = None;
+        for a in &answer {
+            cols.push(match a {
+                // A kept row is not a duplicate.
+                Answer::Duplicate if keep_first => {
+                    Arc::new(BooleanArray::new(BooleanBuffer::new_unset(count), None))
+                }
+                Answer::Duplicate => Arc::new(BooleanArray::new(
+                    BooleanBuffer::collect_bool(len, |i| answers[base + i].1),
+                    None,
+                )),
+                Answer::EntryId | Answer::OriginalId => ids
+                    .get_or_insert_with(|| match &kept {
+                        Some(rows) => id_strings(&answers, rows.iter().copied(), count, large),
+                        None => id_strings(&answers, base..base + len, count, large),
+                    })
+                    .clone(),
+            });
+        }
+        let batch = RecordBatch::try_new_with_options(
+            out_schema.clone(),
+            cols,
+            &arrow_array::RecordBatchOptions::new().with_row_count(Some(count)),
+        )
+        .map_err(value_err)?;
         base += len;
         if batch.num_rows() > 0 {
             out.append(PyRecordBatch::new(batch).into_pyarrow(py)?)?;

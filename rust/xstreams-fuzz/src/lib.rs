@@ -16,6 +16,7 @@
 mod commands;
 mod input;
 mod loaders;
+pub mod sim;
 
 pub use commands::commands;
 pub use loaders::{log, restore, snapshot};

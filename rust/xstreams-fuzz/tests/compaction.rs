@@ -9,15 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use xstreams_core::persist::disk::sim::SimDisk;
-use xstreams_core::persist::{Disk, ErrorKind, Fsync, Options};
+use xstreams_core::persist::{ErrorKind, Fsync, Options};
 use xstreams_core::{Config, Reply, Store};
 
 fn options(disk: Option<Arc<SimDisk>>) -> Options {
-    Options {
-        fsync: Fsync::Always,
-        disk: Disk { sim: disk },
-        ..Options::default()
-    }
+    xstreams_fuzz::sim::options(Fsync::Always, disk)
 }
 
 fn add(s: &Store, value: &str) {

@@ -15,24 +15,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use xstreams_core::persist::disk::sim::{SimDisk, Tear};
-use xstreams_core::persist::{Disk, Fsync, Options};
+use xstreams_core::persist::{Fsync, Options};
 use xstreams_core::{Config, Reply, Store};
 
 /// Commands of the pipeline: an XADD and an XLEN in turn.
 const CMDS: usize = 600;
 
 fn options(disk: Option<Arc<SimDisk>>) -> Options {
-    Options {
-        fsync: Fsync::Always,
-        disk: Disk { sim: disk },
-        ..Options::default()
-    }
+    xstreams_fuzz::sim::options(Fsync::Always, disk)
 }
 
 fn tmp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("xs-pipeline-log-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    xstreams_fuzz::sim::fresh_dir(&format!("pipeline-log-{name}"))
 }
 
 fn pipeline() -> Vec<Vec<Vec<u8>>> {

@@ -16,12 +16,12 @@
 //! `XS_POWER_LOSS_SEED` (random by default, printed: rerun with it to replay).
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use xstreams_core::persist::disk::sim::{SimDisk, Tear};
-use xstreams_core::persist::{Disk, Fsync, Options};
+use xstreams_core::persist::Fsync;
 use xstreams_core::{Config, Reply, Store};
+use xstreams_fuzz::sim::options;
 
 struct Rng(u64);
 
@@ -135,14 +135,6 @@ fn fingerprint(store: &Store) -> Vec<Reply> {
         out.push(ty);
     }
     out
-}
-
-fn options(fsync: Fsync, disk: Option<Arc<SimDisk>>) -> Options {
-    Options {
-        fsync,
-        disk: Disk { sim: disk },
-        ..Options::default()
-    }
 }
 
 /// A random tear of `unsynced` bytes: keep a prefix, sometimes add zeros after it.

@@ -17,18 +17,14 @@ use std::sync::Arc;
 
 use xstreams_core::batch::{Col, XaddRows};
 use xstreams_core::persist::disk::sim::{SimDisk, Tear};
-use xstreams_core::persist::{Disk, Fsync, Options};
+use xstreams_core::persist::{Fsync, Options};
 use xstreams_core::{Config, Reply, Store};
 
 /// Rows of the step: with a 200-byte value each, about 10 MB of log (several chunks).
 const ROWS: usize = 40_000;
 
 fn options(disk: Option<Arc<SimDisk>>) -> Options {
-    Options {
-        fsync: Fsync::Always,
-        disk: Disk { sim: disk },
-        ..Options::default()
-    }
+    xstreams_fuzz::sim::options(Fsync::Always, disk)
 }
 
 fn values() -> Vec<Vec<u8>> {
@@ -42,9 +38,7 @@ fn xlen(s: &Store, key: &[u8]) -> Reply {
 }
 
 fn tmp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("xs-write-ahead-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    xstreams_fuzz::sim::fresh_dir(&format!("write-ahead-{name}"))
 }
 
 /// Open a store on `disk` in `dir`, add one entry, then run the step: the rows and a

@@ -42,6 +42,16 @@ LIST_TESTS = [
     "Blocking XREADGROUP for stream key that has clients blocked on list",
 ]
 UNITS = ["unit/type/stream", "unit/type/stream-cgroups"]
+# Suite tests that assume the clock moves on between two commands a dozen round trips
+# apart: when those fall within one millisecond, two `XADD *` get the same ID and the
+# test fails against redis-server 8.8 itself (measured: 3 of 40 runs of the first alone
+# on 2026-11-29). One of these that fails on an `<id> ne <id>` assertion runs again
+# alone, up to TIMING_RETRIES times, and must pass then; any other failure stands.
+TIMING_TESTS = {
+    "XADD IDMP tracking cleared after FLUSHALL across all databases": "unit/type/stream",
+}
+TIMING_RETRIES = 3
+_SAME_ID = re.compile(r"Expected (\d+-\d+) ne \1 ")
 RUN_TIMEOUT = 1200
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -114,6 +124,45 @@ def run_suite(argv: List[str], cwd: Path) -> Tuple[int, str]:
     return proc.returncode, output
 
 
+def _test_name(entry: str) -> str:
+    """A status line's test name without its `` in tests/<unit>.tcl`` suffix."""
+    return re.sub(r" in tests/\S+\.tcl$", "", entry)
+
+
+def _same_id_failure(output: str, name: str) -> bool:
+    """Did ``name`` fail on two IDs that are equal (the clock did not move)?"""
+    lines = _ANSI.sub("", output).splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("[err]: ") and _test_name(line[7:]) == name:
+            return any(_SAME_ID.search(x) for x in lines[i + 1 : i + 3])
+    return False
+
+
+def _rerun_timing_failures(res: Dict[str, List[str]], output: str, base: List[str],
+                           work: Path) -> List[str]:  # fmt: skip
+    """Run again each failure of a TIMING_TESTS test that failed on equal IDs; move the
+    ones that pass from ``err`` to ``ok`` in ``res``. Returns what was run again."""
+    again = []
+    for entry in list(res.get("err", [])):
+        name = _test_name(entry)
+        if name not in TIMING_TESTS or not _same_id_failure(output, name):
+            continue
+        again.append(name)
+        for _ in range(TIMING_RETRIES):
+            argv = [*base, "--single", TIMING_TESTS[name], "--only", name]
+            _, out = run_suite(argv, work)
+            r = parse(out)
+            if (
+                not r.get("err")
+                and not r.get("exception")
+                and [_test_name(x) for x in r.get("ok", [])] == [name]
+            ):
+                res["err"].remove(entry)
+                res.setdefault("ok", []).append(entry)
+                break
+    return again
+
+
 def test_redis_stream_tcl_suite_passes(tmp_path):
     src = suite_dir()
     if src is None:
@@ -127,19 +176,21 @@ def test_redis_stream_tcl_suite_passes(tmp_path):
     work = tmp_path / "tcl"
     shutil.copytree(src, work, ignore=shutil.ignore_patterns("tmp"))
     with ServerProcess(debug=False) as srv:
-        argv = ["./runtest", "--host", "127.0.0.1", "--port", str(srv.port)]
+        base = ["./runtest", "--host", "127.0.0.1", "--port", str(srv.port), "--tags",
+                "-needs:debug", "--durable", "--clients", "1"]  # fmt: skip
+        argv = list(base)
         for u in UNITS:
             argv += ["--single", u]
-        argv += ["--tags", "-needs:debug", "--durable", "--clients", "1"]
         for name in LIST_TESTS:
             argv += ["--skiptest", name]
         start = time.monotonic()
         returncode, output = run_suite(argv, work)
         elapsed = time.monotonic() - start
+        res = parse(output)
+        again = _rerun_timing_failures(res, output, base, work)
         server_log = srv.log()
-    res = parse(output)
     counts = {k: len(v) for k, v in res.items()}
-    print(f"runtest exit {returncode} in {elapsed:.0f}s: {counts}")
+    print(f"runtest exit {returncode} in {elapsed:.0f}s: {counts}; run again: {again}")
     problems = res.get("err", []) + res.get("exception", []) + res.get("TIMEOUT", [])
     detail = f"{failure_report(output)}\n--- server log tail ---\n{server_log[-2000:]}"
     assert not problems, f"{len(problems)} failed: {problems}\n{detail}"

@@ -1,16 +1,17 @@
 """The Spark dedup's Rust kernel alone, outside Spark, in CPU time: for comparing wheels.
 
-    python bench/dedup_kernel.py [ROWS] [--shuffled]
+    python bench/dedup_kernel.py [ROWS] [--shuffled] [--columns=duplicate,...]
 
 One call of ``_xstreams._idmp_dedup`` (what ``xstreams.spark.dedup`` runs once per Spark
 partition) on ROWS rows (default 550,000: one of the four partitions of
 ``bench_spark.py``'s 2,200,000) of the same data as that bench: 1,000 producers, every
 10th event re-sent 1 to 4 s later, 2 s window, 10,000 IIDs per producer, in batches of
 10,000 rows (Spark's ``maxRecordsPerBatch``). The rows come in time order as Spark's
-shuffle hands them over, or with ``--shuffled`` in a random order. Each figure is the best
-of 8 calls in ``time.process_time()`` (CPU time of this process: preemption by other
-processes does not count), so two wheels run one after the other on a shared machine
-compare fairly.
+shuffle hands them over, or with ``--shuffled`` in a random order. The call asks for
+dedup's three answer columns, or for the ones ``--columns`` names (``--columns=`` for
+none). Each figure is the best of 8 calls in ``time.process_time()`` (CPU time of this
+process: preemption by other processes does not count), so two wheels run one after the
+other on a shared machine compare fairly.
 """
 
 from __future__ import annotations
@@ -49,18 +50,23 @@ def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     rows = int(args[0]) if args else 550_000
     batches = partition(rows, "--shuffled" in sys.argv)
+    chosen = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--columns=")]
+    columns = [c for c in chosen[-1].split(",") if c] if chosen else list(ALL)
     n = sum(b.num_rows for b in batches)
     best = float("inf")
     for _ in range(8):
         t0 = time.process_time()
         out = _xstreams._idmp_dedup(
-            batches, "pid", "iid", "ts", "iid", 2, 10_000, False, False, list(ALL)
+            batches, "pid", "iid", "ts", "iid", 2, 10_000, False, False, columns
         )
         best = min(best, time.process_time() - t0)
         assert out is not None and sum(b.num_rows for b in out) == n
         del out
     order = "shuffled" if "--shuffled" in sys.argv else "time order"
-    print(f"{n} rows ({order}): {best * 1e3:.1f} ms CPU per call, {n / best / 1e6:.2f}M rows/s")
+    print(
+        f"{n} rows ({order}), columns {columns}: {best * 1e3:.1f} ms CPU per call, "
+        f"{n / best / 1e6:.2f}M rows/s"
+    )
 
 
 if __name__ == "__main__":

@@ -137,6 +137,8 @@ struct Rec {
 /// producer.
 struct Grouped {
     order: Vec<Rec>,
+    /// Each input row's place in `order` (`order[pos[row]].row == row`).
+    pos: Vec<u32>,
     /// Where each group starts in `order`, and the end.
     starts: Vec<usize>,
     /// The IIDs' bytes, copied group after group in input order: one producer's IIDs
@@ -204,10 +206,32 @@ fn producer_order(
                 .then(a.row.cmp(&b.row))
         });
     }
+    let mut pos = vec![0u32; order.len()];
+    for (at, rec) in order.iter().enumerate() {
+        pos[rec.row as usize] = at as u32;
+    }
     Grouped {
         order,
+        pos,
         starts,
         iids: bytes,
+    }
+}
+
+/// Each row's answer: kept in the grouped order the IDMP state visits the rows in, so
+/// that writing them is sequential; read by input row through `pos`.
+struct Answers {
+    sorted: Vec<(StreamId, bool)>,
+    pos: Vec<u32>,
+}
+
+impl Answers {
+    fn id(&self, row: usize) -> StreamId {
+        self.sorted[self.pos[row] as usize].0
+    }
+
+    fn duplicate(&self, row: usize) -> bool {
+        self.sorted[self.pos[row] as usize].1
     }
 }
 
@@ -215,7 +239,7 @@ fn producer_order(
 /// rows of one output batch, not by the partition's: a partition-sized buffer per batch
 /// cost more in zeroed pages than the whole dedup).
 fn id_strings(
-    answers: &[(StreamId, bool)],
+    answers: &Answers,
     rows: impl Iterator<Item = usize>,
     count: usize,
     large: bool,
@@ -224,7 +248,7 @@ fn id_strings(
     let mut offsets: Vec<i64> = Vec::with_capacity(count + 1);
     offsets.push(0);
     for r in rows {
-        answers[r].0.write_to(&mut data);
+        answers.id(r).write_to(&mut data);
         offsets.push(data.len() as i64);
     }
     let data = Buffer::from_vec(data);
@@ -342,18 +366,23 @@ pub fn _idmp_dedup<'py>(
     drop((pids, times, iids));
     let field_len = iid.len() as u64;
     let mut kernel = IdmpDedup::new(duration, maxsize);
-    // Each row's answer, in input order: the ID, and whether it is a duplicate.
-    let mut answers = vec![(StreamId::MIN, false); n];
+    // Each row's answer, in the grouped order (written in sequence; read back through
+    // `pos`): the ID, and whether it is a duplicate.
+    let mut sorted_answers = Vec::with_capacity(n);
     for w in grouped.starts.windows(2) {
         kernel.next_producer();
         for rec in &grouped.order[w[0]..w[1]] {
             match kernel.add(rec.time, rec.iid(&grouped.iids), field_len + rec.len as u64) {
-                Ok(o) => answers[rec.row as usize] = (o.id, o.duplicate),
+                Ok(o) => sorted_answers.push((o.id, o.duplicate)),
                 Err(_) => return Ok(None),
             }
         }
     }
-    drop(grouped);
+    let Grouped { pos, .. } = grouped;
+    let answers = Answers {
+        sorted: sorted_answers,
+        pos,
+    };
     // Output: the input batches with the answers appended.
     let id_type = if large {
         DataType::LargeUtf8
@@ -377,11 +406,13 @@ pub fn _idmp_dedup<'py>(
         // into `answers`; else every row of the batch, without a list of them).
         let (mut cols, kept): (Vec<ArrayRef>, Option<Vec<usize>>) = if keep_first {
             let keep = BooleanArray::new(
-                BooleanBuffer::collect_bool(len, |i| !answers[base + i].1),
+                BooleanBuffer::collect_bool(len, |i| !answers.duplicate(base + i)),
                 None,
             );
             let batch = arrow_select::filter::filter_record_batch(b, &keep).map_err(value_err)?;
-            let rows = (base..base + len).filter(|&r| !answers[r].1).collect();
+            let rows = (base..base + len)
+                .filter(|&r| !answers.duplicate(r))
+                .collect();
             (batch.columns().to_vec(), Some(rows))
         } else {
             (b.columns().to_vec(), None)
@@ -395,7 +426,7 @@ pub fn _idmp_dedup<'py>(
                     Arc::new(BooleanArray::new(BooleanBuffer::new_unset(count), None))
                 }
                 Answer::Duplicate => Arc::new(BooleanArray::new(
-                    BooleanBuffer::collect_bool(len, |i| answers[base + i].1),
+                    BooleanBuffer::collect_bool(len, |i| answers.duplicate(base + i)),
                     None,
                 )),
                 Answer::EntryId | Answer::OriginalId => ids

@@ -410,9 +410,7 @@ pub fn _idmp_dedup<'py>(
                 None,
             );
             let batch = arrow_select::filter::filter_record_batch(b, &keep).map_err(value_err)?;
-            let rows = (base..base + len)
-                .filter(|&r| !answers.duplicate(r))
-                .collect();
+            let rows = keep.values().set_indices().map(|i| base + i).collect();
             (batch.columns().to_vec(), Some(rows))
         } else {
             (b.columns().to_vec(), None)

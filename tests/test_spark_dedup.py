@@ -377,3 +377,43 @@ def test_rust_kernel_ids_of_every_width():
     assert table.column("entry_id").to_pylist() == want
     assert table.column("original_id").to_pylist() == want
     assert not any(table.column("duplicate").to_pylist())
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_partition_pauses_the_garbage_collector_and_restores_it(kernel, monkeypatch):
+    """The worker function turns Python's cyclic GC off while it answers a partition,
+    kernel or store path, and puts it back as it found it: on after a partition that
+    ends, after one that raises, and after one that is closed half read; left off when
+    it was off."""
+    import gc
+
+    import pyarrow as pa
+    from xstreams import _xstreams
+
+    if not kernel:
+        monkeypatch.setattr(_xstreams, "_idmp_dedup", lambda *a: None)
+    fn = xs._DedupPartition("pid", "iid", None, "ts", ["iid"], 2, 4, False, "all", ALL)
+    ok = pa.record_batch({"pid": ["a", "a"], "iid": ["x", "x"], "ts": [5, 6]})
+    assert gc.isenabled()
+    try:
+        out = fn(iter([ok, ok]))
+        first = next(out)
+        assert not gc.isenabled()
+        rest = list(out)
+        assert gc.isenabled()
+        dups = [d for b in [first, *rest] for d in b.column("duplicate").to_pylist()]
+        assert dups == [False, True, True, True]
+        half = fn(iter([ok, ok]))
+        next(half)
+        assert not gc.isenabled()
+        half.close()
+        assert gc.isenabled()
+        bad = pa.record_batch({"pid": ["a", "a"], "iid": ["x", ""], "ts": [5, 6]})
+        with pytest.raises(ValueError, match="non-empty idempotent ID"):
+            list(fn(iter([bad])))
+        assert gc.isenabled()
+        gc.disable()
+        assert len(list(fn(iter([ok])))) == 1
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -45,7 +45,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from .spark_io import int_option, min_partitions
+from .spark_io import int_option, min_partitions, paused_gc
 
 __all__ = [
     "dedup",
@@ -145,6 +145,10 @@ class _DedupPartition:
         return table.take(idx)
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+        with paused_gc():
+            yield from self._answers(batches)
+
+    def _answers(self, batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
         import pyarrow.compute as pc
 

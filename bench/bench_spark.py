@@ -33,6 +33,13 @@ docs/spark.md recommends for dedup and the sinks: it turns off Spark's per-row s
 of the Arrow batches it hands Python workers); dedup and the sink are also timed with
 Spark's default (64 MB), in the same turns.
 
+The session's JVM also runs with Arrow Java's bounds checks off
+(``-Darrow.enable_unsafe_memory_access=true``, the other setting docs/spark.md
+recommends for dedup, the source and the sink: it changes nothing in plans without
+Arrow); ``XSTREAMS_BENCH_ARROW_CHECKS=1`` keeps them on, as a JVM started without the
+option has them, for the figures of Spark's default JVM. Every dedup and stream row's
+note says which.
+
 The Spark figures: one untimed warm-up round, then ``reps`` rounds that run the
 contenders in turns on the same cached input in one session; each figure is the median,
 with its spread (min-max seconds), the range of the per-round ratios, and the median CPU
@@ -309,13 +316,31 @@ def bench_xadd(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str, 
     return out
 
 
+def _arrow_checks() -> bool:
+    """Whether the bench's JVM keeps Arrow Java's bounds checks on (Spark's default)."""
+    return os.environ.get("XSTREAMS_BENCH_ARROW_CHECKS", "") not in ("", "0")
+
+
+def _jvm_note() -> str:
+    return "Arrow bounds checks on" if _arrow_checks() else "Arrow bounds checks off"
+
+
 def _spark() -> Any:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
+    builder = SparkSession.builder
+    if not _arrow_checks():
+        # Arrow Java checks every read and write of a buffer against its bounds and its
+        # reference count: 5-8% of dedup's plan, which moves every row through Arrow
+        # twice (docs/spark.md, Settings). Set before the JVM starts; local mode's
+        # executor is the driver's JVM.
+        builder = builder.config(
+            "spark.driver.extraJavaOptions", "-Darrow.enable_unsafe_memory_access=true"
+        )
     spark = (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("xstreams-bench")
         .config("spark.sql.shuffle.partitions", "4")
         # Spark's default 1 GB driver heap ran out in the sink's first micro-batch after
@@ -446,7 +471,7 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     note = "; ".join(
         [_ratio_note(drop, ours, "dropDuplicates"), _ratio_note(rn, ours, "row_number"),
          _timing_note(ours), f"floor/dedup {ident.median / ours.median:.2f}",
-         f"answer floor/dedup {shaped.median / ours.median:.2f}"]
+         f"answer floor/dedup {shaped.median / ours.median:.2f}", _jvm_note()]
     )  # fmt: skip
     out.append(_row("dedup", "xstreams.spark.dedup (IDMP, 2 s window)", rows, ours.median, note))
     log(f"dedup: {rows} rows; {note}")
@@ -555,7 +580,7 @@ def bench_streaming(
 
         read_all()  # warm-up: the first query starts the Python workers
         wall, busy = read_all()
-        note = f"{n_source / busy:,.0f}/s in the micro-batch (query start excluded)"
+        note = f"{n_source / busy:,.0f}/s in the micro-batch (query start excluded); {_jvm_note()}"
         out.append(_row("stream", "source: store -> noop (one trigger)", n_source, wall, note))
         batches = 4
         cap = -(-n // batches)
@@ -629,7 +654,7 @@ def bench_streaming(
         note = (
             f"{_ratio_note(wm, ours, 'dropDuplicatesWithinWatermark')}; {_timing_note(ours)}; "
             f"inside the micro-batches {in_wm / in_sink:.2f}x ({in_sink:.2f} s against "
-            f"{in_wm:.2f} s: the query's start left out)"
+            f"{in_wm:.2f} s: the query's start left out); {_jvm_note()}"
         )
         out.append(_row("stream", "xstreams sink (path, IDMP)", n, ours.median, note))
         note = (

@@ -333,9 +333,9 @@ def _spark() -> Any:
     builder = SparkSession.builder
     if not _arrow_checks():
         # Arrow Java checks every read and write of a buffer against its bounds and its
-        # reference count: 5-8% of dedup's plan, which moves every row through Arrow
-        # twice (docs/spark.md, Settings). Set before the JVM starts; local mode's
-        # executor is the driver's JVM.
+        # reference count: about 8% of the floor of dedup's plan, which moves every row
+        # through Arrow twice (docs/spark.md, the settings at its top). Set before the
+        # JVM starts; local mode's executor is the driver's JVM.
         builder = builder.config(
             "spark.driver.extraJavaOptions", "-Darrow.enable_unsafe_memory_access=true"
         )

@@ -1,6 +1,5 @@
 """What the ``xstreams`` Spark source and sink share: their options, stream IDs as offsets,
-Arrow columns turned into XADD arguments, connections to a live server, and the worker's
-pause of Python's garbage collector (dedup's too).
+Arrow columns turned into XADD arguments, and connections to a live server.
 
 Every bad option raises :class:`ValueError` naming the option (``option("maxlen")``...),
 before any data moves.
@@ -8,8 +7,6 @@ before any data moves.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import json
 import math
@@ -21,25 +18,6 @@ ZERO_ID = "0-0"
 
 # Marker streams of the sink: one entry (``batch``, ``query``, ``stream``), trimmed to 1.
 MARKER_PREFIX = "xstreams:sink:"
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Python's cyclic garbage collector off for a partition's work in a worker, then
-    back as it was.
-
-    A worker allocates a few container objects per Arrow batch and the collector then
-    walks every object the worker holds (PySpark's and pyarrow's modules included) again
-    and again: with it off, dedup used 4-6% less CPU, JVM included (docs/spark.md, Speed).
-    The partition code makes no reference cycles worth collecting before it ends.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def get_option(options: Mapping[str, Any], name: str, default: Any = None) -> Any:

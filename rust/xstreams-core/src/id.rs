@@ -105,29 +105,23 @@ impl StreamId {
 
     /// Append the `<ms>-<seq>` text to `out`.
     pub fn write_to(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(self.text().as_bytes());
+        match self.common_text() {
+            // A copy of a known length: no call, no length test (the Spark dedup writes
+            // one per row).
+            Some(t) => out.extend_from_slice(&t),
+            None => out.extend_from_slice(self.text().as_bytes()),
+        }
     }
 
     /// The `<ms>-<seq>` text on the stack (no allocation: the client makes its ID
-    /// objects from it). The common ID -- a 13-digit millisecond time (the years 2001 to
-    /// 2286) and a one-digit sequence -- is written as one fixed 15-byte pattern
-    /// (formatting each part on its own cost two short copies).
+    /// objects from it).
     pub fn text(&self) -> IdText {
         let mut t = IdText {
             buf: [0u8; 41],
             len: 15,
         };
-        if (1_000_000_000_000..10_000_000_000_000).contains(&self.ms) && self.seq < 10 {
-            let mut v = self.ms;
-            for k in (0..6).rev() {
-                let pair = DIGIT_PAIRS[(v % 100) as usize];
-                t.buf[1 + 2 * k] = pair[0];
-                t.buf[2 + 2 * k] = pair[1];
-                v /= 100;
-            }
-            t.buf[0] = b'0' + v as u8;
-            t.buf[13] = b'-';
-            t.buf[14] = b'0' + self.seq as u8;
+        if let Some(common) = self.common_text() {
+            t.buf[..15].copy_from_slice(&common);
         } else {
             let (mut ms, mut seq) = (itoa::Buffer::new(), itoa::Buffer::new());
             let (a, b) = (
@@ -140,6 +134,27 @@ impl StreamId {
             t.len = (a.len() + 1 + b.len()) as u8;
         }
         t
+    }
+
+    /// The text of the common ID -- a 13-digit millisecond time (the years 2001 to 2286)
+    /// and a one-digit sequence -- as one fixed 15-byte pattern (formatting each part on
+    /// its own cost two short copies); `None` for any other ID.
+    fn common_text(&self) -> Option<[u8; 15]> {
+        if !(1_000_000_000_000..10_000_000_000_000).contains(&self.ms) || self.seq >= 10 {
+            return None;
+        }
+        let mut buf = [0u8; 15];
+        let mut v = self.ms;
+        for k in (0..6).rev() {
+            let pair = DIGIT_PAIRS[(v % 100) as usize];
+            buf[1 + 2 * k] = pair[0];
+            buf[2 + 2 * k] = pair[1];
+            v /= 100;
+        }
+        buf[0] = b'0' + v as u8;
+        buf[13] = b'-';
+        buf[14] = b'0' + self.seq as u8;
+        Some(buf)
     }
 }
 

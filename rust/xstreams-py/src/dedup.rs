@@ -20,7 +20,9 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
-use arrow_array::{Array, ArrayRef, BooleanArray, LargeStringArray, RecordBatch, StringArray};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, GenericStringArray, OffsetSizeTrait, RecordBatch,
+};
 use arrow_buffer::{BooleanBuffer, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema};
 use hashbrown::HashMap;
@@ -137,8 +139,6 @@ struct Rec {
 /// producer.
 struct Grouped {
     order: Vec<Rec>,
-    /// Each input row's place in `order` (`order[pos[row]].row == row`).
-    pos: Vec<u32>,
     /// Where each group starts in `order`, and the end.
     starts: Vec<usize>,
     /// The IIDs' bytes, copied group after group in input order: one producer's IIDs
@@ -206,32 +206,29 @@ fn producer_order(
                 .then(a.row.cmp(&b.row))
         });
     }
-    let mut pos = vec![0u32; order.len()];
-    for (at, rec) in order.iter().enumerate() {
-        pos[rec.row as usize] = at as u32;
-    }
     Grouped {
         order,
-        pos,
         starts,
         iids: bytes,
     }
 }
 
-/// Each row's answer: kept in the grouped order the IDMP state visits the rows in, so
-/// that writing them is sequential; read by input row through `pos`.
+/// Each row's answer by input row, written as the IDMP state visits the rows in the
+/// grouped order: scattered writes, then sequential reads for the output batches (which
+/// follow the input). Keeping them in the grouped order and reading them back by input
+/// row through a position map made every read a likely cache miss.
 struct Answers {
-    sorted: Vec<(StreamId, bool)>,
-    pos: Vec<u32>,
+    ids: Vec<StreamId>,
+    dups: Vec<bool>,
 }
 
 impl Answers {
     fn id(&self, row: usize) -> StreamId {
-        self.sorted[self.pos[row] as usize].0
+        self.ids[row]
     }
 
     fn duplicate(&self, row: usize) -> bool {
-        self.sorted[self.pos[row] as usize].1
+        self.dups[row]
     }
 }
 
@@ -243,26 +240,38 @@ fn id_strings(
     rows: impl Iterator<Item = usize>,
     count: usize,
     large: bool,
-) -> ArrayRef {
+) -> PyResult<ArrayRef> {
+    if large {
+        id_strings_as::<i64>(answers, rows, count)
+    } else {
+        id_strings_as::<i32>(answers, rows, count)
+    }
+}
+
+fn id_strings_as<O: OffsetSizeTrait>(
+    answers: &Answers,
+    rows: impl Iterator<Item = usize>,
+    count: usize,
+) -> PyResult<ArrayRef> {
     let mut data = Vec::with_capacity(count * 16);
-    let mut offsets: Vec<i64> = Vec::with_capacity(count + 1);
-    offsets.push(0);
+    let mut offsets: Vec<O> = Vec::with_capacity(count + 1);
+    offsets.push(O::usize_as(0));
     for r in rows {
         answers.id(r).write_to(&mut data);
-        offsets.push(data.len() as i64);
+        offsets.push(O::usize_as(data.len()));
     }
-    let data = Buffer::from_vec(data);
-    if large {
-        let off = OffsetBuffer::new(ScalarBuffer::from(offsets));
-        Arc::new(LargeStringArray::new(off, data, None))
-    } else {
-        let off: Vec<i32> = offsets.into_iter().map(|o| o as i32).collect();
-        Arc::new(StringArray::new(
-            OffsetBuffer::new(ScalarBuffer::from(off)),
-            data,
-            None,
-        ))
+    // Offsets grow with the text: the last one fitting means every one does.
+    if O::from_usize(data.len()).is_none() {
+        return Err(value_err(
+            "an output batch's entry IDs exceed 2 GiB: use smaller Arrow batches",
+        ));
     }
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+    Ok(Arc::new(GenericStringArray::<O>::new(
+        offsets,
+        Buffer::from_vec(data),
+        None,
+    )))
 }
 
 /// An answer column the kernel can append.
@@ -366,23 +375,23 @@ pub fn _idmp_dedup<'py>(
     drop((pids, times, iids));
     let field_len = iid.len() as u64;
     let mut kernel = IdmpDedup::new(duration, maxsize);
-    // Each row's answer, in the grouped order (written in sequence; read back through
-    // `pos`): the ID, and whether it is a duplicate.
-    let mut sorted_answers = Vec::with_capacity(n);
+    let mut answers = Answers {
+        ids: vec![StreamId::MIN; n],
+        dups: vec![false; n],
+    };
     for w in grouped.starts.windows(2) {
         kernel.next_producer();
         for rec in &grouped.order[w[0]..w[1]] {
             match kernel.add(rec.time, rec.iid(&grouped.iids), field_len + rec.len as u64) {
-                Ok(o) => sorted_answers.push((o.id, o.duplicate)),
+                Ok(o) => {
+                    answers.ids[rec.row as usize] = o.id;
+                    answers.dups[rec.row as usize] = o.duplicate;
+                }
                 Err(_) => return Ok(None),
             }
         }
     }
-    let Grouped { pos, .. } = grouped;
-    let answers = Answers {
-        sorted: sorted_answers,
-        pos,
-    };
+    drop(grouped);
     // Output: the input batches with the answers appended.
     let id_type = if large {
         DataType::LargeUtf8
@@ -427,12 +436,16 @@ pub fn _idmp_dedup<'py>(
                     BooleanBuffer::collect_bool(len, |i| answers.duplicate(base + i)),
                     None,
                 )),
-                Answer::EntryId | Answer::OriginalId => ids
-                    .get_or_insert_with(|| match &kept {
-                        Some(rows) => id_strings(&answers, rows.iter().copied(), count, large),
-                        None => id_strings(&answers, base..base + len, count, large),
-                    })
-                    .clone(),
+                Answer::EntryId | Answer::OriginalId => match &ids {
+                    Some(a) => a.clone(),
+                    None => {
+                        let a = match &kept {
+                            Some(rows) => id_strings(&answers, rows.iter().copied(), count, large)?,
+                            None => id_strings(&answers, base..base + len, count, large)?,
+                        };
+                        ids.insert(a).clone()
+                    }
+                },
             });
         }
         let batch = RecordBatch::try_new_with_options(

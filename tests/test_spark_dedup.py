@@ -417,3 +417,45 @@ def test_partition_pauses_the_garbage_collector_and_restores_it(kernel, monkeypa
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+_FREEZE_PROBE = """
+import gc, json, pyarrow as pa, xstreams.spark as xs
+fn = xs._DedupPartition("pid", "iid", None, "ts", ["iid"], 2, 4, False, "all", ["duplicate"])
+batch = pa.record_batch({"pid": ["a", "a"], "iid": ["x", "x"], "ts": [5, 6]})
+before = gc.get_freeze_count()
+first = [d for b in fn(iter([batch])) for d in b.column("duplicate").to_pylist()]
+after_first = gc.get_freeze_count()
+made_since = [[i] for i in range(1000)]  # new container objects, tracked by the GC
+second = [d for b in fn(iter([batch])) for d in b.column("duplicate").to_pylist()]
+print(json.dumps([before, after_first, gc.get_freeze_count(), first, second, gc.isenabled()]))
+"""
+
+
+@pytest.mark.parametrize("reused", [True, False])
+def test_a_reused_worker_freezes_what_it_holds_once(reused):
+    """In a worker PySpark reuses (``SPARK_REUSE_WORKER``, whose daemon collects after
+    every task), the first partition freezes the objects alive then, and a later one
+    freezes nothing more; elsewhere (a driver, a test process) nothing is frozen. The
+    answers are the same either way."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_REUSE_WORKER"}
+    if reused:
+        env["SPARK_REUSE_WORKER"] = "1"
+    out = subprocess.run(
+        [sys.executable, "-c", _FREEZE_PROBE], env=env, capture_output=True, text=True,
+        check=True, timeout=120,
+    )  # fmt: skip
+    before, after_first, after_second, first, second, enabled = json.loads(out.stdout)
+    assert before == 0
+    assert first == second == [False, True]
+    assert enabled
+    if reused:
+        assert after_first > 1000  # the modules' objects, at least
+        assert after_second == after_first  # the 1000 lists made since stay in sight
+    else:
+        assert after_first == after_second == 0

@@ -218,6 +218,7 @@ fn producer_order(
 /// follow the input). Keeping them in the grouped order and reading them back by input
 /// row through a position map made every read a likely cache miss.
 struct Answers {
+    /// Empty when no answer column shows an ID.
     ids: Vec<StreamId>,
     dups: Vec<bool>,
 }
@@ -375,8 +376,10 @@ pub fn _idmp_dedup<'py>(
     drop((pids, times, iids));
     let field_len = iid.len() as u64;
     let mut kernel = IdmpDedup::new(duration, maxsize);
+    // The IDs only if a column shows them: without, a row's answer is one byte.
+    let with_ids = answer.iter().any(|a| *a != Answer::Duplicate);
     let mut answers = Answers {
-        ids: vec![StreamId::MIN; n],
+        ids: vec![StreamId::MIN; if with_ids { n } else { 0 }],
         dups: vec![false; n],
     };
     for w in grouped.starts.windows(2) {
@@ -384,7 +387,9 @@ pub fn _idmp_dedup<'py>(
         for rec in &grouped.order[w[0]..w[1]] {
             match kernel.add(rec.time, rec.iid(&grouped.iids), field_len + rec.len as u64) {
                 Ok(o) => {
-                    answers.ids[rec.row as usize] = o.id;
+                    if with_ids {
+                        answers.ids[rec.row as usize] = o.id;
+                    }
                     answers.dups[rec.row as usize] = o.duplicate;
                 }
                 Err(_) => return Ok(None),

@@ -113,7 +113,7 @@ def _paused_gc() -> Iterator[None]:
 
     A worker allocates a few container objects per Arrow batch, and the collector then
     walks every object the worker holds (PySpark's and pyarrow's modules included) again
-    and again: with it off, dedup used 4-6% less CPU, JVM included (docs/spark.md, Speed).
+    and again: with it off, dedup used 4-6% less CPU, JVM included (docs/spark-speed.md).
     The partition code makes no reference cycles worth collecting before it ends.
 
     PySpark's daemon runs a full collection after every task of a reused worker
@@ -195,7 +195,7 @@ class _DedupPartition:
         id_type = pa.large_string() if self.large else pa.string()
         # The whole partition first, then the kernel: filing each batch as Spark sent it
         # let the worker's work compete with the JVM's for the cores and ran 5-8% slower
-        # in same-session A/Bs (docs/spark.md, Speed).
+        # in same-session A/Bs (docs/spark-speed.md).
         got: List[Any] = [b for b in batches if b.num_rows]
         if self.iid is not None:
             # The Rust kernel: one call for the partition; the input columns pass through.
@@ -348,7 +348,7 @@ def dedup(
     parted = df.repartition(partitions, producer) if partitions else df.repartition(producer)
     # original_id comes out of the worker (the entry_id array again) rather than from a
     # Spark projection after mapInArrow, which copied every output row once more
-    # (docs/spark.md, Speed).
+    # (docs/spark-speed.md).
     extra = [
         StructField(c, BooleanType(), False)
         if c == "duplicate"

@@ -191,6 +191,13 @@ def test_answer_columns_chosen(spark):  # noqa: F811
     }
     two = xs.dedup(df, columns=["original_id", "duplicate"], **kw)
     assert two.columns == [*df.columns, "original_id", "duplicate"]
+    # The answers are never null, and the schema says so (Spark then skips a validity
+    # check per value); the input's fields keep their own nullability.
+    every = xs.dedup(df, **kw).schema
+    assert [(f.name, f.nullable) for f in every.fields[len(df.columns) :]] == [
+        ("entry_id", False), ("duplicate", False), ("original_id", False)
+    ]  # fmt: skip
+    assert every.fields[: len(df.columns)] == df.schema.fields
     got = {r.rid: (r.original_id, r.duplicate) for r in two.collect()}
     assert got == {rid: (oid, dup) for rid, (_, dup, oid) in want.items()}
     for bad in (["entry_id", "entry_id"], ["id"], "duplicate", []):
@@ -352,6 +359,7 @@ def test_rust_kernel_output_columns(large, keep):
         assert table.column("entry_id").to_pylist() == want
     assert table.schema.field("entry_id").type == id_type
     assert table.column("entry_id").null_count == 0
+    assert not any(table.schema.field(c).nullable for c in xs._answer_columns(None, keep))
 
 
 def test_rust_kernel_ids_of_every_width():

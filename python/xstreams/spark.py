@@ -227,7 +227,13 @@ class _DedupPartition:
             }
         )
         fields = self.content if self.content is not None else [self.iid]
-        names = [*table.schema.names, *self.columns]
+        answer_types = {"entry_id": id_type, "duplicate": pa.bool_(), "original_id": id_type}
+        # The answers are never null (a failed row raises), as the kernel's and the
+        # Spark schema's fields say.
+        schema = pa.schema(
+            [*table.schema, *(pa.field(c, answer_types[c], nullable=False) for c in self.columns)],
+            metadata=table.schema.metadata,
+        )
         try:
             for batch in table.to_batches(max_chunksize=_DEDUP_CHUNK):
                 res = store.xadd_batch(
@@ -255,7 +261,7 @@ class _DedupPartition:
                     batch, ids, dup = batch.filter(keep), ids.filter(keep), dup.filter(keep)
                 answer = {"entry_id": ids, "duplicate": dup, "original_id": ids}
                 yield pa.RecordBatch.from_arrays(
-                    [*batch.columns, *(answer[c] for c in self.columns)], names=names
+                    [*batch.columns, *(answer[c] for c in self.columns)], schema=schema
                 )
         finally:
             store.close()
@@ -290,7 +296,8 @@ def dedup(
     keep: str = "all",
     columns: Optional[Sequence[str]] = None,
 ) -> DataFrame:
-    """``df`` with ``entry_id`` (string), ``duplicate`` (bool) and ``original_id``.
+    """``df`` with ``entry_id`` (string), ``duplicate`` (bool) and ``original_id``,
+    never null (non-nullable fields).
 
     The answer Redis gives when each producer's rows are sent to that producer's own
     stream, in event-time order (ties by ``order``, else by ``iid``, else by the
@@ -352,7 +359,7 @@ def dedup(
     extra = [
         StructField(c, BooleanType(), False)
         if c == "duplicate"
-        else StructField(c, StringType(), True)
+        else StructField(c, StringType(), False)
         for c in answer
     ]
     schema = StructType([*df.schema.fields, *extra])

@@ -409,7 +409,8 @@ pub fn _idmp_dedup<'py>(
             Answer::Duplicate => DataType::Boolean,
             _ => id_type.clone(),
         };
-        fields.push(Arc::new(Field::new(name, t, true)));
+        // Never null: Spark then reads each value without a validity check.
+        fields.push(Arc::new(Field::new(name, t, false)));
     }
     let out_schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
     let out = PyList::empty(py);

@@ -18,7 +18,9 @@ from typing import Any, Dict, List, Optional
 import pytest
 import xstreams
 import xstreams.spark as xs
+from pyspark.errors import PythonException
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructField, StructType
 from spark_support import spark  # noqa: F401
 
 pytestmark = pytest.mark.spark
@@ -191,13 +193,22 @@ def test_answer_columns_chosen(spark):  # noqa: F811
     }
     two = xs.dedup(df, columns=["original_id", "duplicate"], **kw)
     assert two.columns == [*df.columns, "original_id", "duplicate"]
-    # The answers are never null, and the schema says so (Spark then skips a validity
-    # check per value); the input's fields keep their own nullability.
-    every = xs.dedup(df, **kw).schema
-    assert [(f.name, f.nullable) for f in every.fields[len(df.columns) :]] == [
-        ("entry_id", False), ("duplicate", False), ("original_id", False)
-    ]  # fmt: skip
-    assert every.fields[: len(df.columns)] == df.schema.fields
+    # The answers, the producer, the IID and the time are never null, and the schema
+    # says so (Spark then skips a validity check per value); the other input fields keep
+    # their own nullability.
+    nullable_df = spark.createDataFrame(df.rdd, StructType([
+        StructField(f.name, f.dataType, True) for f in df.schema.fields
+    ]))  # fmt: skip
+    every = xs.dedup(nullable_df, **kw).schema
+    assert [(f.name, f.nullable) for f in every.fields] == [
+        (c, c not in ("pid", "iid", "ts")) for c in df.columns
+    ] + [("entry_id", False), ("duplicate", False), ("original_id", False)]  # fmt: skip
+    assert [f.dataType for f in every.fields[: len(df.columns)]] == [
+        f.dataType for f in df.schema.fields
+    ]
+    with pytest.raises(PythonException, match='key column "pid" is null'):
+        nulls = spark.createDataFrame([(None, "x", 1000)], "pid string, iid string, ts long")
+        xs.dedup(nulls, producer="pid", iid="iid", time="ts").collect()
     got = {r.rid: (r.original_id, r.duplicate) for r in two.collect()}
     assert got == {rid: (oid, dup) for rid, (_, dup, oid) in want.items()}
     for bad in (["entry_id", "entry_id"], ["id"], "duplicate", []):

@@ -297,7 +297,7 @@ def dedup(
     columns: Optional[Sequence[str]] = None,
 ) -> DataFrame:
     """``df`` with ``entry_id`` (string), ``duplicate`` (bool) and ``original_id``,
-    never null (non-nullable fields).
+    never null; the producer, IID and time fields are non-null too (a null there fails).
 
     The answer Redis gives when each producer's rows are sent to that producer's own
     stream, in event-time order (ties by ``order``, else by ``iid``, else by the
@@ -362,7 +362,12 @@ def dedup(
         else StructField(c, StringType(), False)
         for c in answer
     ]
-    schema = StructType([*df.schema.fields, *extra])
+    # A null producer, IID or time fails the task (both worker paths refuse it), so the
+    # rows out never hold one: saying so spares Spark a validity check per value.
+    keys = {producer, time, *([iid] if iid else [])}
+    fields = [StructField(f.name, f.dataType, False, f.metadata) if f.name in keys else f
+              for f in df.schema.fields]  # fmt: skip
+    schema = StructType([*fields, *extra])
     fn = _DedupPartition(
         producer, iid, content, time, ties, duration, maxsize, _large_strings(df), keep, answer
     )

@@ -415,6 +415,9 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     def run_flag() -> None:  # the row_number flag's shape: every row, one bool added
         run_dedup("all", ["duplicate"])
 
+    def run_three() -> None:  # every answer column: original_id repeats entry_id
+        run_dedup("all", ["entry_id", "duplicate", "original_id"])
+
     def run_drop() -> None:
         noop(df.dropDuplicates(["pid", "iid"]))
 
@@ -437,7 +440,7 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
         for b in batches:
             ids = pa.repeat(pa.scalar(f"{NOW}-0"), b.num_rows)
             dup = pa.repeat(pa.scalar(False), b.num_rows)
-            yield pa.RecordBatch.from_arrays([*b.columns, ids, dup, ids], names=out_names)
+            yield pa.RecordBatch.from_arrays([*b.columns, ids, dup], names=out_names)
 
     out_schema = xs.dedup(df, producer="pid", iid="iid", time="ts").schema
     out_names = out_schema.fieldNames()
@@ -449,9 +452,9 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     # dedup, scan, ...), all on the same cached input in this one session; the figure is
     # each method's median, with its spread and CPU seconds (JVM + Python workers).
     run_default = _spark_default_arrow_bytes(spark, run_dedup)
-    scan, ident, shaped, drop, rn, ours, first, dflt, flag, bare = _in_turns(
+    scan, ident, shaped, drop, rn, ours, first, dflt, flag, bare, three = _in_turns(
         [run_scan, run_identity, run_with_columns, run_drop, run_row_number, run_dedup,
-         run_first, run_default, run_flag, run_first_bare],
+         run_first, run_default, run_flag, run_first_bare, run_three],
         reps,
     )  # fmt: skip
     out.append(_row("dedup", "Spark scan of the cached input (noop sink)", rows, scan.median,
@@ -460,9 +463,9 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     # worker that returns its input.
     out.append(_row("dedup", "repartition(pid) + identity mapInArrow", rows, ident.median,
                     _timing_note(ident, "floor of dedup's plan")))  # fmt: skip
-    # ... and returning dedup's three columns (constant IDs of the real width): the floor
-    # of any dedup in this plan that answers with these columns.
-    out.append(_row("dedup", "the same, returning dedup's 3 output columns", rows,
+    # ... and returning dedup's two default columns (constant IDs of the real width): the
+    # floor of any dedup in this plan that answers with these columns.
+    out.append(_row("dedup", "the same, returning dedup's 2 output columns", rows,
                     shaped.median, _timing_note(shaped, "floor of dedup's answer")))  # fmt: skip
     out.append(_row("dedup", "Spark dropDuplicates([pid, iid])", rows, drop.median,
                     _timing_note(drop, "no window")))  # fmt: skip
@@ -492,6 +495,13 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     out.append(_row("dedup", 'dedup, keep="first", columns=[] (dropDuplicates\' shape)', rows,
                     bare.median, note))  # fmt: skip
     log(f"dedup keep=first columns=[]: {note}")
+    note = "; ".join(
+        [_ratio_note(drop, three, "dropDuplicates"), _ratio_note(rn, three, "row_number"),
+         _timing_note(three)]
+    )  # fmt: skip
+    out.append(_row("dedup", "dedup, all 3 answer columns (+ original_id)", rows, three.median,
+                    note))  # fmt: skip
+    log(f"dedup 3 columns: {note}")
     note = "; ".join(
         [_ratio_note(drop, dflt, "dropDuplicates"), _ratio_note(rn, dflt, "row_number"),
          _timing_note(dflt, "maxBytesPerBatch 64m")]

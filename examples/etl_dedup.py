@@ -76,7 +76,7 @@ def main(spark: Any = None, workdir: Optional[str] = None, events: int = 4000) -
     deduped.cache()
     counts = deduped.groupBy("duplicate").count().collect()
     dup = sum(r["count"] for r in counts if r["duplicate"])
-    kept = deduped.where(~F.col("duplicate")).drop("duplicate", "original_id")
+    kept = deduped.where(~F.col("duplicate")).drop("duplicate")
     print(f"sent {sent.count()} readings ({retries.count()} retries): {dup} duplicates")
 
     # 3. Load the first occurrences (twice: the second run adds nothing). Their dedup

@@ -96,7 +96,7 @@ def reference(
                     args += [c, r[c]]
         before = _dups(store, r["pid"]) if store.execute_command("EXISTS", r["pid"]) else 0
         reply = store.execute_command(*args).decode()
-        out[r["rid"]] = (reply, _dups(store, r["pid"]) > before, reply)
+        out[r["rid"]] = (reply, _dups(store, r["pid"]) > before)
     return out
 
 
@@ -105,10 +105,10 @@ def run(spark, rows, **kw) -> Dict[int, tuple]:  # noqa: F811
     if kw.pop("timestamp", False):
         df = df.withColumn("ts", F.expr("timestamp_millis(ts)"))
     out = xs.dedup(df, **kw)
-    assert out.columns == [*df.columns, "entry_id", "duplicate", "original_id"]
-    got = out.select("rid", "entry_id", "duplicate", "original_id").collect()
+    assert out.columns == [*df.columns, "entry_id", "duplicate"]  # the default columns
+    got = out.select("rid", "entry_id", "duplicate").collect()
     assert len(got) == len(rows)
-    return {r.rid: (r.entry_id, r.duplicate, r.original_id) for r in got}
+    return {r.rid: (r.entry_id, r.duplicate) for r in got}
 
 
 SCHEMA_COLS = [c.split()[0] for c in SCHEMA.split(", ")]
@@ -119,7 +119,7 @@ def test_iid_mode_matches_single_store(spark):  # noqa: F811
     got = run(spark, rows, producer="pid", iid="iid", time="ts", duration=2, maxsize=6, order="ord")
     want = reference(rows, iid="iid", order="ord", duration=2, maxsize=6)
     assert got == want
-    dups = sum(d for _, d, _ in want.values())
+    dups = sum(d for _, d in want.values())
     assert 0 < dups < len(rows)
     # Some IIDs came back after eviction (time or size) and were added again.
     per_iid: Dict[tuple, set] = {}
@@ -146,7 +146,7 @@ def test_idmpauto_content_mode(spark):  # noqa: F811
     )  # fmt: skip
     want = reference(rows, content=content, order="ord", duration=3, maxsize=5)
     assert got == want
-    assert any(d for _, d, _ in want.values())
+    assert any(d for _, d in want.values())
 
 
 def test_argument_checks(spark):  # noqa: F811
@@ -167,7 +167,7 @@ def test_keep_first_is_the_rows_that_are_not_duplicates(spark):  # noqa: F811
                    keep="first")  # fmt: skip
     assert out.columns == [*df.columns, "entry_id"]
     got = {r.rid: r.entry_id for r in out.select("rid", "entry_id").collect()}
-    assert got == {rid: eid for rid, (eid, dup, _) in want.items() if not dup}
+    assert got == {rid: eid for rid, (eid, dup) in want.items() if not dup}
     assert len(got) < len(rows)
     # columns=[]: dropDuplicates' shape, the kept rows and nothing added.
     bare = xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=8, order="ord",
@@ -189,7 +189,7 @@ def test_answer_columns_chosen(spark):  # noqa: F811
     flag = xs.dedup(df, columns=["duplicate"], **kw)
     assert flag.columns == [*df.columns, "duplicate"]
     assert dict(flag.select("rid", "duplicate").collect()) == {
-        rid: dup for rid, (_, dup, _) in want.items()
+        rid: dup for rid, (_, dup) in want.items()
     }
     two = xs.dedup(df, columns=["original_id", "duplicate"], **kw)
     assert two.columns == [*df.columns, "original_id", "duplicate"]
@@ -199,7 +199,7 @@ def test_answer_columns_chosen(spark):  # noqa: F811
     nullable_df = spark.createDataFrame(df.rdd, StructType([
         StructField(f.name, f.dataType, True) for f in df.schema.fields
     ]))  # fmt: skip
-    every = xs.dedup(nullable_df, **kw).schema
+    every = xs.dedup(nullable_df, columns=["entry_id", "duplicate", "original_id"], **kw).schema
     assert [(f.name, f.nullable) for f in every.fields] == [
         (c, c not in ("pid", "iid", "ts")) for c in df.columns
     ] + [("entry_id", False), ("duplicate", False), ("original_id", False)]  # fmt: skip
@@ -209,8 +209,8 @@ def test_answer_columns_chosen(spark):  # noqa: F811
     with pytest.raises(PythonException, match='key column "pid" is null'):
         nulls = spark.createDataFrame([(None, "x", 1000)], "pid string, iid string, ts long")
         xs.dedup(nulls, producer="pid", iid="iid", time="ts").collect()
-    got = {r.rid: (r.original_id, r.duplicate) for r in two.collect()}
-    assert got == {rid: (oid, dup) for rid, (_, dup, oid) in want.items()}
+    # original_id: the entry_id answer again, under the name a join may want.
+    assert {r.rid: (r.original_id, r.duplicate) for r in two.collect()} == want
     for bad in (["entry_id", "entry_id"], ["id"], "duplicate", []):
         with pytest.raises(ValueError, match="columns"):
             xs.dedup(df, columns=bad, **kw)
@@ -243,7 +243,8 @@ def _partition_rows(seed: int, n: int = 600, long_iids: bool = False) -> Any:
 
 
 # (keep, columns): the defaults, and answer columns chosen, reordered or left out.
-KEEP_COLUMNS = [("all", None), ("all", ["duplicate"]), ("all", ["original_id", "duplicate"]),
+KEEP_COLUMNS = [("all", None), ("all", ALL), ("all", ["duplicate"]),
+                ("all", ["original_id", "duplicate"]),
                 ("first", None), ("first", []), ("first", ["duplicate", "entry_id"])]  # fmt: skip
 
 
@@ -326,8 +327,8 @@ def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
 @pytest.mark.parametrize("keep", ["all", "first"])
 def test_rust_kernel_output_columns(large, keep):
     """The kernel returns the input columns unchanged, then ``entry_id``, ``duplicate``
-    and ``original_id`` (the same IDs: Spark adds no projection after it), or with
-    ``keep="first"`` the kept rows with ``entry_id`` only; string or large string IDs as
+    and ``original_id`` when asked for all three (the same IDs: Spark adds no projection
+    after it), or with ``keep="first"`` by default the kept rows with ``entry_id`` only; string or large string IDs as
     Spark's ``useLargeVarTypes`` asks, without nulls."""
     import pyarrow as pa
     from xstreams import _xstreams
@@ -349,7 +350,7 @@ def test_rust_kernel_output_columns(large, keep):
         4,
         keep == "first",
         large,
-        xs._answer_columns(None, keep),
+        ALL if keep == "all" else xs._answer_columns(None, keep),
     )
     table = pa.Table.from_batches(out)
     id_type = pa.large_string() if large else pa.string()

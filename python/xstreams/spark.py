@@ -9,8 +9,8 @@
 
 * :func:`dedup` answers, for every row, what ``XADD <producer> IDMP <pid> <iid> * ...``
   (or ``IDMPAUTO`` over content columns) would reply if each producer's rows were sent in
-  event-time order with the server clock at the row's time: ``entry_id``, ``duplicate``
-  and ``original_id``. It partitions by producer and runs the
+  event-time order with the server clock at the row's time: ``entry_id`` and
+  ``duplicate`` (``original_id`` on request). It partitions by producer and runs the
   engine's IDMP maps over Arrow batches (``mapInArrow``): no row goes through the driver.
   Each partition is sorted in the Python worker by Arrow, not by a Spark sort stage.
 * :func:`load` appends a DataFrame to a stream of a durable store through
@@ -70,6 +70,8 @@ DEFAULT_SCHEMA = StructType(
 
 _META = ("stream", "id", "ms", "seq", "fields")
 _DEDUP_COLUMNS = ("entry_id", "duplicate", "original_id")
+# Not original_id: it repeats entry_id, and each string column costs Spark a copy per row.
+_DEFAULT_COLUMNS = {"all": ["entry_id", "duplicate"], "first": ["entry_id"]}
 _IDMP_MIN_DURATION, _IDMP_MAX_DURATION = 1, 86_400
 _IDMP_MIN_MAXSIZE, _IDMP_MAX_MAXSIZE = 1, 10_000
 _UNSET: Any = object()
@@ -269,7 +271,7 @@ class _DedupPartition:
 
 def _answer_columns(columns: Optional[Sequence[str]], keep: str) -> List[str]:
     if columns is None:
-        return list(_DEDUP_COLUMNS) if keep == "all" else ["entry_id"]
+        return list(_DEFAULT_COLUMNS[keep])
     if isinstance(columns, str):
         raise ValueError(f"columns must be a list of column names, got {columns!r}")
     out = list(columns)
@@ -296,8 +298,8 @@ def dedup(
     keep: str = "all",
     columns: Optional[Sequence[str]] = None,
 ) -> DataFrame:
-    """``df`` with ``entry_id`` (string), ``duplicate`` (bool) and ``original_id``,
-    never null; the producer, IID and time fields are non-null too (a null there fails).
+    """``df`` with ``entry_id`` (string) and ``duplicate`` (bool), never null; the
+    producer, IID and time fields are non-null too (a null there fails).
 
     The answer Redis gives when each producer's rows are sent to that producer's own
     stream, in event-time order (ties by ``order``, else by ``iid``, else by the
@@ -309,8 +311,7 @@ def dedup(
     (seconds) and ``maxsize``.
 
     ``entry_id`` is the reply: a new entry's ID, or for a duplicate the ID of the entry
-    first added for that IID. ``original_id`` is the ID of the first occurrence, the
-    same value by construction (kept to make joins read naturally). Keep ``~duplicate``
+    first added for that IID: the ID of the IID's first occurrence. Keep ``~duplicate``
     rows to deduplicate. ``partitions`` sets the number of shuffle partitions (default:
     ``spark.sql.shuffle.partitions``).
 
@@ -318,7 +319,8 @@ def dedup(
     occurrence in its window), with ``entry_id`` and without the other two columns.
 
     ``columns``: the answer columns to append, in this order, out of ``entry_id``,
-    ``duplicate`` and ``original_id`` (default: all three, or ``["entry_id"]`` with
+    ``duplicate`` and ``original_id`` (the ``entry_id`` answer again, under the name a
+    join may want; default: ``["entry_id", "duplicate"]``, or ``["entry_id"]`` with
     ``keep="first"``). Fewer columns cost less: ``["duplicate"]`` is a flag on every
     row, and ``keep="first", columns=[]`` returns exactly the rows of
     ``dropDuplicates`` within the window, nothing added.

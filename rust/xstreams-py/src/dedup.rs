@@ -26,18 +26,13 @@ use arrow_array::{
 use arrow_buffer::{BooleanBuffer, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema};
 use hashbrown::HashMap;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use pyo3_arrow::PyRecordBatch;
 use xstreams_core::dedup::IdmpDedup;
 use xstreams_core::StreamId;
 
-use crate::arrow::times_ms;
-
-fn value_err(e: impl ToString) -> PyErr {
-    PyValueError::new_err(e.to_string())
-}
+use crate::arrow::{times_ms, value_err};
 
 /// The values of a string or binary column across batches; `None` if it has nulls or
 /// another type.
@@ -424,7 +419,7 @@ pub fn _idmp_dedup<'py>(
                 BooleanBuffer::collect_bool(len, |i| !answers.duplicate(base + i)),
                 None,
             );
-            let batch = arrow_select::filter::filter_record_batch(b, &keep).map_err(value_err)?;
+            let batch = arrow_select::filter::filter_record_batch(b, &keep).map_err(|e| value_err(e.to_string()))?;
             let rows = keep.values().set_indices().map(|i| base + i).collect();
             (batch.columns().to_vec(), Some(rows))
         } else {
@@ -459,7 +454,7 @@ pub fn _idmp_dedup<'py>(
             cols,
             &arrow_array::RecordBatchOptions::new().with_row_count(Some(count)),
         )
-        .map_err(value_err)?;
+        .map_err(|e| value_err(e.to_string()))?;
         base += len;
         if batch.num_rows() > 0 {
             out.append(PyRecordBatch::new(batch).into_pyarrow(py)?)?;

@@ -27,7 +27,8 @@ fn type_err(msg: impl Into<String>) -> PyErr {
     PyTypeError::new_err(msg.into())
 }
 
-fn value_err(msg: impl Into<String>) -> PyErr {
+/// A `ValueError` with `msg`: the Arrow paths' (and the Spark dedup kernel's) bad input.
+pub(crate) fn value_err(msg: impl Into<String>) -> PyErr {
     PyValueError::new_err(msg.into())
 }
 

@@ -328,8 +328,8 @@ def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
 def test_rust_kernel_output_columns(large, keep):
     """The kernel returns the input columns unchanged, then ``entry_id``, ``duplicate``
     and ``original_id`` when asked for all three (the same IDs: Spark adds no projection
-    after it), or with ``keep="first"`` by default the kept rows with ``entry_id`` only; string or large string IDs as
-    Spark's ``useLargeVarTypes`` asks, without nulls."""
+    after it), or with ``keep="first"`` by default the kept rows with ``entry_id`` only;
+    string or large string IDs as Spark's ``useLargeVarTypes`` asks, without nulls."""
     import pyarrow as pa
     from xstreams import _xstreams
 

@@ -419,7 +419,8 @@ pub fn _idmp_dedup<'py>(
                 BooleanBuffer::collect_bool(len, |i| !answers.duplicate(base + i)),
                 None,
             );
-            let batch = arrow_select::filter::filter_record_batch(b, &keep).map_err(|e| value_err(e.to_string()))?;
+            let batch = arrow_select::filter::filter_record_batch(b, &keep)
+                .map_err(|e| value_err(e.to_string()))?;
             let rows = keep.values().set_indices().map(|i| base + i).collect();
             (batch.columns().to_vec(), Some(rows))
         } else {

@@ -206,7 +206,7 @@ def test_answer_columns_chosen(spark):  # noqa: F811
     assert [f.dataType for f in every.fields[: len(df.columns)]] == [
         f.dataType for f in df.schema.fields
     ]
-    with pytest.raises(PythonException, match='key column "pid" is null'):
+    with pytest.raises(PythonException, match="the producer column 'pid' is null on row 0"):
         nulls = spark.createDataFrame([(None, "x", 1000)], "pid string, iid string, ts long")
         xs.dedup(nulls, producer="pid", iid="iid", time="ts").collect()
     # original_id: the entry_id answer again, under the name a join may want.
@@ -316,8 +316,14 @@ def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
     assert kernel([ok, other]) is None
     fn = xs._DedupPartition("pid", "iid", None, "ts", ["iid"], 2, 4, False, "all", ALL)
     nulls = pa.record_batch({"pid": ["a", "a"], "iid": ["y", "x"], "ts": [None, 8]})
-    with pytest.raises(ValueError, match="null"):
+    # The row as the task received it (the sort would have put the null time first).
+    with pytest.raises(ValueError, match="the time column 'ts' is null on row 4 of a"):
         list(fn(iter([ok, pa.record_batch({"pid": [], "iid": [], "ts": []}), ok, nulls])))
+    for col, role, row in (("pid", "producer", 3), ("iid", "IID", 1)):
+        bad = {"pid": ["b", "a", "a", "c"], "iid": ["x", "y", "x", "z"], "ts": [9, 8, 7, 6]}
+        bad[col][row] = None
+        with pytest.raises(ValueError, match=f"the {role} column '{col}' is null on row {row} "):
+            list(fn(iter([pa.record_batch(bad)])))
     empty_iid = pa.record_batch({"pid": ["a", "a"], "iid": ["x", ""], "ts": [5, 6]})
     with pytest.raises(ValueError, match="non-empty idempotent ID"):
         list(fn(iter([empty_iid])))

@@ -171,6 +171,22 @@ class _DedupPartition:
         self.keep = keep
         self.columns = list(columns)
 
+    def _refuse_nulls(self, table: Any) -> None:
+        """A null producer, IID or time fails the partition (XADD refuses them), naming
+        the row in the order the task received the rows: the store's own error, raised
+        after the sort, would name the row's sorted place."""
+        import pyarrow.compute as pc
+
+        keys = [("producer", self.producer), ("IID", self.iid), ("time", self.time)]
+        for role, name in keys:
+            col = table.column(name) if name is not None else None
+            if col is not None and col.null_count:
+                row = pc.index(pc.is_null(col), True).as_py()
+                raise ValueError(
+                    f"dedup: the {role} column {name!r} is null on row {row} of a "
+                    "partition (rows counted as its task received them)"
+                )
+
     def _sorted(self, table: Any) -> Any:
         import pyarrow.compute as pc
 
@@ -220,7 +236,9 @@ class _DedupPartition:
             # path below gives the same answers and the store's errors.
         if not got:
             return
-        table = self._sorted(pa.Table.from_batches(got))
+        table = pa.Table.from_batches(got)
+        self._refuse_nulls(table)
+        table = self._sorted(table)
         got.clear()  # the table holds the batches now
         store = xstreams.Store(
             config={

@@ -418,6 +418,10 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     def run_three() -> None:  # every answer column: original_id repeats entry_id
         run_dedup("all", ["entry_id", "duplicate", "original_id"])
 
+    def run_content() -> None:  # IDMPAUTO: the IID is the hash of the content columns
+        noop(xs.dedup(df, producer="pid", content=["iid", "amount"], time="ts", duration=2,
+                      maxsize=10_000))  # fmt: skip
+
     def run_drop() -> None:
         noop(df.dropDuplicates(["pid", "iid"]))
 
@@ -452,9 +456,9 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     # dedup, scan, ...), all on the same cached input in this one session; the figure is
     # each method's median, with its spread and CPU seconds (JVM + Python workers).
     run_default = _spark_default_arrow_bytes(spark, run_dedup)
-    scan, ident, shaped, drop, rn, ours, first, dflt, flag, bare, three = _in_turns(
+    scan, ident, shaped, drop, rn, ours, first, dflt, flag, bare, three, auto = _in_turns(
         [run_scan, run_identity, run_with_columns, run_drop, run_row_number, run_dedup,
-         run_first, run_default, run_flag, run_first_bare, run_three],
+         run_first, run_default, run_flag, run_first_bare, run_three, run_content],
         reps,
     )  # fmt: skip
     out.append(_row("dedup", "Spark scan of the cached input (noop sink)", rows, scan.median,
@@ -502,6 +506,13 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     out.append(_row("dedup", "dedup, all 3 answer columns (+ original_id)", rows, three.median,
                     note))  # fmt: skip
     log(f"dedup 3 columns: {note}")
+    note = "; ".join(
+        [_ratio_note(drop, auto, "dropDuplicates"), _ratio_note(rn, auto, "row_number"),
+         _timing_note(auto)]
+    )  # fmt: skip
+    out.append(_row("dedup", 'dedup, content=["iid", "amount"] (IDMPAUTO)', rows, auto.median,
+                    note))  # fmt: skip
+    log(f"dedup IDMPAUTO: {note}")
     note = "; ".join(
         [_ratio_note(drop, dflt, "dropDuplicates"), _ratio_note(rn, dflt, "row_number"),
          _timing_note(dflt, "maxBytesPerBatch 64m")]

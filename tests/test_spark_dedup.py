@@ -253,10 +253,10 @@ KEEP_COLUMNS = [("all", None), ("all", ALL), ("all", ["duplicate"]),
 @pytest.mark.parametrize("keep,columns", KEEP_COLUMNS)
 @pytest.mark.parametrize("long_iids", [False, True])
 def test_rust_kernel_matches_the_store_path(seed, order, keep, columns, long_iids, monkeypatch):
-    """The one-call Rust kernel and the general path (a private Store fed by xadd_batch)
-    give the same rows and answer columns, for times around the epoch, equal times, ties
-    by iid (short, or long and of mixed lengths) or by an order column with nulls, size
-    and time eviction."""
+    """The one-call Rust kernel, the kernel of the sorted partition and the store path
+    (a private Store fed by xadd_batch) give the same rows and answer columns, for times
+    around the epoch, equal times, ties by iid (short, or long and of mixed lengths) or
+    by an order column with nulls, size and time eviction."""
     import pyarrow as pa
     from xstreams import _xstreams
 
@@ -270,10 +270,13 @@ def test_rust_kernel_matches_the_store_path(seed, order, keep, columns, long_iid
                                  keep == "first", False, answer) is not None  # fmt: skip
     fast = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
     monkeypatch.setattr(_xstreams, "_idmp_dedup", lambda *a: None)
+    # The second kernel, on the partition sorted by Arrow, answers the same.
+    sorted_ = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
+    monkeypatch.setattr(_xstreams, "_idmp_dedup_sorted", lambda *a: None)
     slow = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
     assert fast.column_names == slow.column_names == [*batches[0].schema.names, *answer]
-    assert fast.schema == slow.schema
-    assert fast.to_pydict() == slow.to_pydict()
+    assert fast.schema == sorted_.schema == slow.schema
+    assert fast.to_pydict() == sorted_.to_pydict() == slow.to_pydict()
     n = sum(b.num_rows for b in batches)
     if keep == "all":
         assert fast.num_rows == n
@@ -283,6 +286,110 @@ def test_rust_kernel_matches_the_store_path(seed, order, keep, columns, long_iid
         assert 0 < fast.num_rows < n
         if "duplicate" in answer:
             assert not any(fast.column("duplicate").to_pylist())
+
+
+def _typed_partition(seed: int, n: int = 500) -> Any:
+    """One partition with typed content columns holding nulls (text, int, float with
+    -0.0, bool, binary), an integer IID column and a float order column: what the first
+    kernel leaves to the sorted-partition kernel."""
+    import pyarrow as pa
+
+    rng = random.Random(seed)
+    content = ("kind", "amount", "price", "ok", "blob")
+    cols: Dict[str, list] = {c: [] for c in ("rid", "pid", "ts", *content, "num_iid", "fo")}
+    t = {p: rng.randint(-3000, 3000) for p in range(5)}
+    for rid in range(n):
+        p = rng.randrange(5)
+        t[p] += rng.choice([0, 0, 1, 400, 999, 1000, 2500])
+        k = rng.randint(0, 5)  # the content follows k, each value null one time in 8
+        row = {
+            "rid": rid,
+            "pid": f"p{p}",
+            "ts": t[p],
+            "num_iid": k,
+            "kind": "ab"[k % 2],
+            "amount": k - 2,
+            "price": rng.choice([-0.0, 0.0]) if k == 0 else k / 4,
+            "ok": k > 2,
+            "blob": b"\x00k%d" % k,
+            "fo": rng.choice([None, 0.5, k / 3]),
+        }
+        for c in content:
+            if rng.random() < 0.125:
+                row[c] = None
+        if row["price"] is None:
+            row["kind"] = "ab"[k % 2]  # no row without fields in the cases below
+        for c, v in row.items():
+            cols[c].append(v)
+    types = {"amount": pa.int64(), "price": pa.float64(), "ok": pa.bool_(), "blob": pa.binary(),
+             "fo": pa.float64()}  # fmt: skip
+    table = pa.table({c: pa.array(v, type=types.get(c)) for c, v in cols.items()})
+    return table.to_batches(max_chunksize=97)
+
+
+SORTED_CASES = [  # (iid, content, order): input the first kernel leaves
+    (None, ["kind", "amount", "price", "ok", "blob"], None),  # IDMPAUTO, ties by content
+    (None, ["price", "kind"], "fo"),  # IDMPAUTO, a float order column
+    ("num_iid", None, None),  # an integer IID
+    ("num_iid", None, "fo"),
+]
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+@pytest.mark.parametrize("iid,content,order", SORTED_CASES)
+@pytest.mark.parametrize("keep,columns", [("all", None), ("all", ALL), ("first", None)])
+def test_sorted_partition_kernel_matches_the_store_path(
+    seed, iid, content, order, keep, columns, monkeypatch
+):
+    """IDMPAUTO over typed content with nulls, an integer IID, a float order column: the
+    kernel of the sorted partition gives the rows and answers of the store path, and it
+    (not the store) answered them."""
+    import pyarrow as pa
+    from xstreams import _xstreams
+
+    batches = _typed_partition(seed)
+    answer = xs._answer_columns(columns, keep)
+    ties = [order] if order else ([iid] if iid else list(content))
+    fn = xs._DedupPartition("pid", iid, content, "ts", ties, 2, 3, False, keep, answer)
+    table = fn._sorted(pa.Table.from_batches(batches))
+    assert _xstreams._idmp_dedup_sorted(table.to_batches(), "pid", "ts", iid, content, 2, 3,
+                                        keep == "first", False, answer) is not None  # fmt: skip
+    fast = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
+    monkeypatch.setattr(_xstreams, "_idmp_dedup_sorted", lambda *a: None)
+    slow = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
+    assert fast.schema == slow.schema
+    assert fast.column_names == [*batches[0].schema.names, *answer]
+    assert fast.to_pydict() == slow.to_pydict()
+    if keep == "all" and "duplicate" in answer:
+        dups = fast.column("duplicate").to_pylist()
+        assert 0 < sum(dups) < len(dups)
+
+
+def test_sorted_partition_kernel_leaves_error_rows_to_the_store():
+    """A row with no content value, an empty IID or a producer that is not text: the
+    sorted-partition kernel answers None, and the worker raises the store's error."""
+    import pyarrow as pa
+    from xstreams import _xstreams
+
+    no_field = pa.record_batch({"pid": ["a", "a"], "ts": [5, 6], "c": [1, None]})
+    args = ("pid", "ts", None, ["c"], 2, 4, False, False, ["entry_id"])
+    assert _xstreams._idmp_dedup_sorted([no_field], *args) is None
+    assert _xstreams._idmp_dedup_sorted([no_field.slice(0, 1)], *args) is not None
+    fn = xs._DedupPartition("pid", None, ["c"], "ts", ["c"], 2, 4, False, "all", ["entry_id"])
+    with pytest.raises(ValueError, match="wrong number of arguments"):
+        list(fn(iter([no_field])))
+    empty = pa.record_batch({"pid": ["a"], "ts": [5], "i": [""]})
+    assert _xstreams._idmp_dedup_sorted([empty], "pid", "ts", "i", None, 2, 4, False, False,
+                                        ["entry_id"]) is None  # fmt: skip
+    ints = pa.record_batch({"pid": [1, 2], "ts": [5, 6], "i": ["x", "y"]})
+    assert _xstreams._idmp_dedup_sorted([ints], "pid", "ts", "i", None, 2, 4, False, False,
+                                        ["entry_id"]) is None  # fmt: skip
+    # A producer's rows apart (not sorted by producer) or out of time order: refused.
+    apart = pa.record_batch({"pid": ["a", "b", "a"], "ts": [5, 6, 7], "i": ["x", "y", "z"]})
+    late = pa.record_batch({"pid": ["a", "a"], "ts": [7, 6], "i": ["x", "y"]})
+    for b in (apart, late):
+        assert _xstreams._idmp_dedup_sorted([b], "pid", "ts", "i", None, 2, 4, False, False,
+                                            ["entry_id"]) is None  # fmt: skip
 
 
 def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
@@ -418,6 +525,7 @@ def test_partition_pauses_the_garbage_collector_and_restores_it(kernel, monkeypa
 
     if not kernel:
         monkeypatch.setattr(_xstreams, "_idmp_dedup", lambda *a: None)
+        monkeypatch.setattr(_xstreams, "_idmp_dedup_sorted", lambda *a: None)
     fn = xs._DedupPartition("pid", "iid", None, "ts", ["iid"], 2, 4, False, "all", ALL)
     ok = pa.record_batch({"pid": ["a", "a"], "iid": ["x", "x"], "ts": [5, 6]})
     assert gc.isenabled()

@@ -161,6 +161,22 @@ def _idmp_dedup(
     the answer ``columns`` appended (``None``: input it does not take, which then runs
     the store path)."""
 
+def _idmp_dedup_sorted(
+    batches: Iterable[Any],
+    producer: str,
+    time: str,
+    iid: Optional[str],
+    content: Optional[Sequence[str]],
+    duration: int,
+    maxsize: int,
+    keep_first: bool,
+    large: bool,
+    columns: Sequence[str],
+) -> Optional[list[Any]]:
+    """The Spark dedup kernel on a partition already sorted by (producer, time, ties):
+    the IID column's values or IDMPAUTO over the ``content`` columns, the rows in their
+    order with the answer ``columns`` appended (``None``: input it does not take)."""
+
 def serve(argv: Sequence[str], on_ready: Optional[Any] = None) -> Optional[str]: ...
 def inspect_store(path: Union[str, PathLike[str]]) -> dict[str, Any]:
     """Check a store directory file by file without loading it (``xstreams check``).

@@ -237,9 +237,26 @@ class _DedupPartition:
         if not got:
             return
         table = pa.Table.from_batches(got)
+        got.clear()  # the table holds the batches now
         self._refuse_nulls(table)
         table = self._sorted(table)
-        got.clear()  # the table holds the batches now
+        # The sorted partition's answers in Rust: IDMPAUTO, IIDs of other types, ties
+        # the first kernel cannot order. What it does not take runs the store below.
+        out = _xstreams._idmp_dedup_sorted(
+            table.to_batches(max_chunksize=_DEDUP_CHUNK),
+            self.producer,
+            self.time,
+            self.iid,
+            self.content,
+            self.duration,
+            self.maxsize,
+            self.keep == "first",
+            self.large,
+            self.columns,
+        )
+        if out is not None:
+            yield from out
+            return
         store = xstreams.Store(
             config={
                 "stream-idmp-duration": self.duration,

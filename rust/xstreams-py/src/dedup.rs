@@ -36,7 +36,11 @@ use crate::arrow::{times_ms, value_err};
 
 /// The values of a string or binary column across batches; `None` if it has nulls or
 /// another type.
-fn byte_values<'a>(batches: &'a [RecordBatch], idx: usize, out: &mut Vec<&'a [u8]>) -> bool {
+pub(crate) fn byte_values<'a>(
+    batches: &'a [RecordBatch],
+    idx: usize,
+    out: &mut Vec<&'a [u8]>,
+) -> bool {
     for b in batches {
         let arr = b.column(idx);
         if arr.null_count() > 0 {
@@ -212,13 +216,31 @@ fn producer_order(
 /// grouped order: scattered writes, then sequential reads for the output batches (which
 /// follow the input). Keeping them in the grouped order and reading them back by input
 /// row through a position map made every read a likely cache miss.
-struct Answers {
+pub(crate) struct Answers {
     /// Empty when no answer column shows an ID.
-    ids: Vec<StreamId>,
-    dups: Vec<bool>,
+    pub(crate) ids: Vec<StreamId>,
+    pub(crate) dups: Vec<bool>,
 }
 
 impl Answers {
+    /// Room for `n` rows' answers; IDs only if a column in `answer` shows them (without,
+    /// a row's answer is one byte).
+    pub(crate) fn new(n: usize, answer: &[Answer]) -> Self {
+        let with_ids = answer.iter().any(|a| *a != Answer::Duplicate);
+        Answers {
+            ids: vec![StreamId::MIN; if with_ids { n } else { 0 }],
+            dups: vec![false; n],
+        }
+    }
+
+    /// Record row `row`'s answer.
+    pub(crate) fn set(&mut self, row: usize, id: StreamId, duplicate: bool) {
+        if !self.ids.is_empty() {
+            self.ids[row] = id;
+        }
+        self.dups[row] = duplicate;
+    }
+
     fn id(&self, row: usize) -> StreamId {
         self.ids[row]
     }
@@ -272,13 +294,13 @@ fn id_strings_as<O: OffsetSizeTrait>(
 
 /// An answer column the kernel can append.
 #[derive(Clone, Copy, PartialEq)]
-enum Answer {
+pub(crate) enum Answer {
     EntryId,
     Duplicate,
     OriginalId,
 }
 
-fn answer_columns(names: &[String]) -> PyResult<Vec<Answer>> {
+pub(crate) fn answer_columns(names: &[String]) -> PyResult<Vec<Answer>> {
     let mut out = Vec::with_capacity(names.len());
     for n in names {
         let a = match n.as_str() {
@@ -315,27 +337,16 @@ pub fn _idmp_dedup<'py>(
     columns: Vec<String>,
 ) -> PyResult<Option<Bound<'py, PyList>>> {
     let answer = answer_columns(&columns)?;
-    let mut all: Vec<RecordBatch> = Vec::new();
-    for b in batches.try_iter()? {
-        let b = b?.extract::<PyRecordBatch>()?.into_inner();
-        if b.num_rows() > 0 {
-            all.push(b);
-        }
-    }
-    let batches = all;
-    let Some(first) = batches.first() else {
-        return Ok(Some(PyList::empty(py)));
+    let batches = read_batches(batches)?;
+    let Some(schema) = same_schema(&batches) else {
+        return Ok(if batches.is_empty() {
+            Some(PyList::empty(py))
+        } else {
+            None
+        });
     };
-    let schema = first.schema();
-    let col = |name: &str| {
-        schema
-            .index_of(name)
-            .map_err(|_| value_err(format!("column {name:?} is not in the batch")))
-    };
+    let col = |name: &str| column(&schema, name);
     let (p_idx, i_idx, t_idx, tie_idx) = (col(producer)?, col(iid)?, col(time)?, col(tie)?);
-    if batches.iter().any(|b| b.schema() != schema) {
-        return Ok(None);
-    }
     let n: usize = batches.iter().map(|b| b.num_rows()).sum();
     if n > u32::MAX as usize {
         return Ok(None);
@@ -371,35 +382,70 @@ pub fn _idmp_dedup<'py>(
     drop((pids, times, iids));
     let field_len = iid.len() as u64;
     let mut kernel = IdmpDedup::new(duration, maxsize);
-    // The IDs only if a column shows them: without, a row's answer is one byte.
-    let with_ids = answer.iter().any(|a| *a != Answer::Duplicate);
-    let mut answers = Answers {
-        ids: vec![StreamId::MIN; if with_ids { n } else { 0 }],
-        dups: vec![false; n],
-    };
+    let mut answers = Answers::new(n, &answer);
     for w in grouped.starts.windows(2) {
         kernel.next_producer();
         for rec in &grouped.order[w[0]..w[1]] {
             match kernel.add(rec.time, rec.iid(&grouped.iids), field_len + rec.len as u64) {
-                Ok(o) => {
-                    if with_ids {
-                        answers.ids[rec.row as usize] = o.id;
-                    }
-                    answers.dups[rec.row as usize] = o.duplicate;
-                }
+                Ok(o) => answers.set(rec.row as usize, o.id, o.duplicate),
                 Err(_) => return Ok(None),
             }
         }
     }
     drop(grouped);
-    // Output: the input batches with the answers appended.
+    output(py, &batches, &answers, &answer, &columns, keep_first, large).map(Some)
+}
+
+/// The batches read from an iterable of record batches, empty ones left out.
+pub(crate) fn read_batches(batches: &Bound<'_, PyAny>) -> PyResult<Vec<RecordBatch>> {
+    let mut all: Vec<RecordBatch> = Vec::new();
+    for b in batches.try_iter()? {
+        let b = b?.extract::<PyRecordBatch>()?.into_inner();
+        if b.num_rows() > 0 {
+            all.push(b);
+        }
+    }
+    Ok(all)
+}
+
+/// The schema every batch has; `None` if there is no batch or they differ.
+pub(crate) fn same_schema(batches: &[RecordBatch]) -> Option<arrow_schema::SchemaRef> {
+    let schema = batches.first()?.schema();
+    batches
+        .iter()
+        .all(|b| b.schema() == schema)
+        .then_some(schema)
+}
+
+/// The index of the column `name`.
+pub(crate) fn column(schema: &Schema, name: &str) -> PyResult<usize> {
+    schema
+        .index_of(name)
+        .map_err(|_| value_err(format!("column {name:?} is not in the batch")))
+}
+
+/// The output of a partition: `batches` with the answer columns appended (by `answers`,
+/// indexed by row across the batches), or with `keep_first` only the rows that are
+/// not duplicates.
+pub(crate) fn output<'py>(
+    py: Python<'py>,
+    batches: &[RecordBatch],
+    answers: &Answers,
+    answer: &[Answer],
+    columns: &[String],
+    keep_first: bool,
+    large: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let Some(schema) = batches.first().map(|b| b.schema()) else {
+        return Ok(PyList::empty(py));
+    };
     let id_type = if large {
         DataType::LargeUtf8
     } else {
         DataType::Utf8
     };
     let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
-    for (a, name) in answer.iter().zip(&columns) {
+    for (a, name) in answer.iter().zip(columns) {
         let t = match a {
             Answer::Duplicate => DataType::Boolean,
             _ => id_type.clone(),
@@ -410,7 +456,7 @@ pub fn _idmp_dedup<'py>(
     let out_schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
     let out = PyList::empty(py);
     let mut base = 0usize;
-    for b in &batches {
+    for b in batches {
         let len = b.num_rows();
         // The input columns of the rows out, and with `keep_first` those rows (indexes
         // into `answers`; else every row of the batch, without a list of them).
@@ -428,7 +474,7 @@ pub fn _idmp_dedup<'py>(
         };
         let count = kept.as_ref().map_or(len, Vec::len);
         let mut ids: Option<ArrayRef> = None;
-        for a in &answer {
+        for a in answer {
             cols.push(match a {
                 // A kept row is not a duplicate.
                 Answer::Duplicate if keep_first => {
@@ -442,8 +488,8 @@ pub fn _idmp_dedup<'py>(
                     Some(a) => a.clone(),
                     None => {
                         let a = match &kept {
-                            Some(rows) => id_strings(&answers, rows.iter().copied(), count, large)?,
-                            None => id_strings(&answers, base..base + len, count, large)?,
+                            Some(rows) => id_strings(answers, rows.iter().copied(), count, large)?,
+                            None => id_strings(answers, base..base + len, count, large)?,
                         };
                         ids.insert(a).clone()
                     }
@@ -461,5 +507,5 @@ pub fn _idmp_dedup<'py>(
             out.append(PyRecordBatch::new(batch).into_pyarrow(py)?)?;
         }
     }
-    Ok(Some(out))
+    Ok(out)
 }

@@ -13,6 +13,7 @@ mod client_pipeline;
 mod client_sink;
 mod convert;
 mod dedup;
+mod dedup_sorted;
 mod errors;
 mod inspect;
 mod prefetch;
@@ -49,5 +50,6 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay::_replay_read, m)?)?;
     m.add_class::<replay::ReplayStore>()?;
     m.add_function(wrap_pyfunction!(dedup::_idmp_dedup, m)?)?;
+    m.add_function(wrap_pyfunction!(dedup_sorted::_idmp_dedup_sorted, m)?)?;
     Ok(())
 }

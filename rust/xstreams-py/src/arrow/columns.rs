@@ -139,7 +139,7 @@ pub(super) fn python_float_repr(out: &mut Vec<u8>, x: f64, short32: Option<f32>)
 }
 
 /// Values of a column ready to be sliced into arguments.
-pub(super) enum Src {
+pub(crate) enum Src {
     /// A string or binary array, sliced in place.
     Arrow(ArrayRef),
     /// Values formatted here (numbers): data, end offsets, validity.
@@ -186,7 +186,7 @@ macro_rules! ints {
 }
 
 /// Prepare a column for [`src_values`].
-pub(super) fn prepare(arr: &ArrayRef, name: &str) -> PyResult<Src> {
+pub(crate) fn prepare(arr: &ArrayRef, name: &str) -> PyResult<Src> {
     use DataType::*;
     Ok(match arr.data_type() {
         Utf8 | LargeUtf8 | Utf8View | Binary | LargeBinary | BinaryView | FixedSizeBinary(_) => {
@@ -257,7 +257,7 @@ pub(super) fn prepare(arr: &ArrayRef, name: &str) -> PyResult<Src> {
 }
 
 /// Append the values of `src` (nulls as `None`) to `out`.
-pub(super) fn src_values<'a>(src: &'a Src, out: &mut Vec<Option<&'a [u8]>>) {
+pub(crate) fn src_values<'a>(src: &'a Src, out: &mut Vec<Option<&'a [u8]>>) {
     match src {
         Src::Text { data, ends, valid } => {
             let mut start = 0;

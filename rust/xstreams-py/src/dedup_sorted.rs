@@ -1,0 +1,138 @@
+//! `_idmp_dedup_sorted`: the Spark dedup's kernel for a partition the caller has already
+//! sorted by (producer, time, ties) -- the input [`crate::dedup::_idmp_dedup`] does not
+//! take: IDMPAUTO over content columns, an IID column of another type than text, a tie
+//! column it cannot order. Python sorts the partition (Arrow's sort, the same one the
+//! store path uses) and this kernel answers each row in that order with
+//! [`xstreams_core::dedup::IdmpDedup`], as `Store.xadd_batch` would have: the IID is the
+//! IID column's value, or the IDMPAUTO hash ([`xstreams_core::idmp::auto_iid`]) of the
+//! content columns' field/value pairs, values converted to text as `xadd_batch` converts
+//! them and nulls left out. The rows come back in the sorted order, with the answer
+//! columns appended.
+//!
+//! Input it does not take makes it return `None` (the caller then runs the store path,
+//! which raises the store's error): producers that are not non-empty text or binary, a
+//! producer's rows not all together, times out of order within a producer, an empty IID,
+//! a row with no content value, a value with no text form, a row XADD would refuse.
+
+use hashbrown::HashSet;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use xstreams_core::dedup::IdmpDedup;
+use xstreams_core::idmp::auto_iid;
+
+use crate::arrow::{prepare, src_values, times_ms, Src};
+use crate::dedup::{
+    answer_columns, byte_values, column, output, read_batches, same_schema, Answers,
+};
+
+/// A column's values across the batches, as `xadd_batch` turns them into arguments.
+fn text_values(srcs: &[Src], n: usize) -> Vec<Option<&[u8]>> {
+    let mut out = Vec::with_capacity(n);
+    for s in srcs {
+        src_values(s, &mut out);
+    }
+    out
+}
+
+/// Dedup one sorted partition (see the module docs): `iid` names the IID column, or
+/// `content` the IDMPAUTO columns (one of them is given). `None`: input it does not take.
+#[pyfunction]
+#[pyo3(signature = (batches, producer, time, iid, content, duration, maxsize, keep_first, large, columns))]
+#[allow(clippy::too_many_arguments)]
+pub fn _idmp_dedup_sorted<'py>(
+    py: Python<'py>,
+    batches: &Bound<'py, PyAny>,
+    producer: &str,
+    time: &str,
+    iid: Option<&str>,
+    content: Option<Vec<String>>,
+    duration: u64,
+    maxsize: u64,
+    keep_first: bool,
+    large: bool,
+    columns: Vec<String>,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let answer = answer_columns(&columns)?;
+    let batches = read_batches(batches)?;
+    let Some(schema) = same_schema(&batches) else {
+        return Ok(if batches.is_empty() {
+            Some(PyList::empty(py))
+        } else {
+            None
+        });
+    };
+    // The field names of each row's pairs: the IID column's, or the content columns'.
+    let names: Vec<String> = match (iid, content) {
+        (Some(i), None) => vec![i.to_string()],
+        (None, Some(c)) if !c.is_empty() => c,
+        _ => return Err(crate::arrow::value_err("give iid or content columns")),
+    };
+    let auto = iid.is_none();
+    let (p_idx, t_idx) = (column(&schema, producer)?, column(&schema, time)?);
+    let n: usize = batches.iter().map(|b| b.num_rows()).sum();
+    let mut pids = Vec::with_capacity(n);
+    if !byte_values(&batches, p_idx, &mut pids) || pids.iter().any(|p| p.is_empty()) {
+        return Ok(None);
+    }
+    let Ok(times) = times_ms(&batches, t_idx, time) else {
+        return Ok(None);
+    };
+    let mut prepared: Vec<Vec<Src>> = Vec::with_capacity(names.len());
+    for name in &names {
+        let idx = column(&schema, name)?;
+        let Ok(srcs) = batches
+            .iter()
+            .map(|b| prepare(b.column(idx), name))
+            .collect::<PyResult<Vec<Src>>>()
+        else {
+            return Ok(None);
+        };
+        prepared.push(srcs);
+    }
+    let values: Vec<Vec<Option<&[u8]>>> = prepared.iter().map(|s| text_values(s, n)).collect();
+    let mut kernel = IdmpDedup::new(duration, maxsize);
+    let mut answers = Answers::new(n, &answer);
+    let mut done: HashSet<&[u8]> = HashSet::new();
+    let mut pairs: Vec<&[u8]> = Vec::with_capacity(2 * names.len());
+    for row in 0..n {
+        if row == 0 || pids[row] != pids[row - 1] {
+            // A producer's rows must be together: its stream's state starts here.
+            if row > 0 {
+                done.insert(pids[row - 1]);
+            }
+            if done.contains(pids[row]) {
+                return Ok(None);
+            }
+            kernel.next_producer();
+        } else if times[row] < times[row - 1] {
+            return Ok(None);
+        }
+        pairs.clear();
+        let mut len = 0u64;
+        for (name, vals) in names.iter().zip(&values) {
+            if let Some(v) = vals[row] {
+                pairs.push(name.as_bytes());
+                pairs.push(v);
+                len += (name.len() + v.len()) as u64;
+            }
+        }
+        let hashed;
+        let id_bytes: &[u8] = if auto {
+            if pairs.is_empty() {
+                return Ok(None);
+            }
+            hashed = auto_iid(&pairs);
+            &hashed
+        } else {
+            match pairs.get(1) {
+                Some(v) => v,
+                None => return Ok(None),
+            }
+        };
+        match kernel.add(times[row], id_bytes, len) {
+            Ok(o) => answers.set(row, o.id, o.duplicate),
+            Err(_) => return Ok(None),
+        }
+    }
+    output(py, &batches, &answers, &answer, &columns, keep_first, large).map(Some)
+}

@@ -499,27 +499,20 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     out.append(_row("dedup", 'dedup, keep="first", columns=[] (dropDuplicates\' shape)', rows,
                     bare.median, note))  # fmt: skip
     log(f"dedup keep=first columns=[]: {note}")
-    note = "; ".join(
-        [_ratio_note(drop, three, "dropDuplicates"), _ratio_note(rn, three, "row_number"),
-         _timing_note(three)]
-    )  # fmt: skip
-    out.append(_row("dedup", "dedup, all 3 answer columns (+ original_id)", rows, three.median,
-                    note))  # fmt: skip
-    log(f"dedup 3 columns: {note}")
-    note = "; ".join(
-        [_ratio_note(drop, auto, "dropDuplicates"), _ratio_note(rn, auto, "row_number"),
-         _timing_note(auto)]
-    )  # fmt: skip
-    out.append(_row("dedup", 'dedup, content=["iid", "amount"] (IDMPAUTO)', rows, auto.median,
-                    note))  # fmt: skip
-    log(f"dedup IDMPAUTO: {note}")
-    note = "; ".join(
-        [_ratio_note(drop, dflt, "dropDuplicates"), _ratio_note(rn, dflt, "row_number"),
-         _timing_note(dflt, "maxBytesPerBatch 64m")]
-    )  # fmt: skip
-    out.append(_row("dedup", "dedup, Spark's default Arrow maxBytesPerBatch", rows, dflt.median,
-                    note))  # fmt: skip
-    log(f"dedup (default maxBytesPerBatch): {note}")
+
+    def beside_both(t: Timings, method: str, tag: str, *label: str) -> None:
+        """A dedup row with its ratios to both of Spark's operators."""
+        note = "; ".join(
+            [_ratio_note(drop, t, "dropDuplicates"), _ratio_note(rn, t, "row_number"),
+             _timing_note(t, *label)]
+        )  # fmt: skip
+        out.append(_row("dedup", method, rows, t.median, note))
+        log(f"{tag}: {note}")
+
+    beside_both(three, "dedup, all 3 answer columns (+ original_id)", "dedup 3 columns")
+    beside_both(auto, 'dedup, content=["iid", "amount"] (IDMPAUTO)', "dedup IDMPAUTO")
+    beside_both(dflt, "dedup, Spark's default Arrow maxBytesPerBatch",
+                "dedup (default maxBytesPerBatch)", "maxBytesPerBatch 64m")  # fmt: skip
     df.unpersist()
     return out
 

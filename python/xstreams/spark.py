@@ -215,19 +215,12 @@ class _DedupPartition:
         # let the worker's work compete with the JVM's for the cores and ran 5-8% slower
         # in same-session A/Bs (docs/spark-speed.md).
         got: List[Any] = [b for b in batches if b.num_rows]
+        # The arguments both Rust kernels end with.
+        settings = (self.duration, self.maxsize, self.keep == "first", self.large, self.columns)
         if self.iid is not None:
             # The Rust kernel: one call for the partition; the input columns pass through.
             out = _xstreams._idmp_dedup(
-                got,
-                self.producer,
-                self.iid,
-                self.time,
-                self.ties[0],
-                self.duration,
-                self.maxsize,
-                self.keep == "first",
-                self.large,
-                self.columns,
+                got, self.producer, self.iid, self.time, self.ties[0], *settings
             )
             if out is not None:
                 yield from out
@@ -248,11 +241,7 @@ class _DedupPartition:
             self.time,
             self.iid,
             self.content,
-            self.duration,
-            self.maxsize,
-            self.keep == "first",
-            self.large,
-            self.columns,
+            *settings,
         )
         if out is not None:
             yield from out

@@ -337,13 +337,10 @@ pub fn _idmp_dedup<'py>(
     columns: Vec<String>,
 ) -> PyResult<Option<Bound<'py, PyList>>> {
     let answer = answer_columns(&columns)?;
-    let batches = read_batches(batches)?;
-    let Some(schema) = same_schema(&batches) else {
-        return Ok(if batches.is_empty() {
-            Some(PyList::empty(py))
-        } else {
-            None
-        });
+    let (batches, schema) = match read_partition(batches)? {
+        Partition::Rows(b, s) => (b, s),
+        Partition::Empty => return Ok(Some(PyList::empty(py))),
+        Partition::Mixed => return Ok(None),
     };
     let col = |name: &str| column(&schema, name);
     let (p_idx, i_idx, t_idx, tie_idx) = (col(producer)?, col(iid)?, col(time)?, col(tie)?);
@@ -396,8 +393,18 @@ pub fn _idmp_dedup<'py>(
     output(py, &batches, &answers, &answer, &columns, keep_first, large).map(Some)
 }
 
-/// The batches read from an iterable of record batches, empty ones left out.
-pub(crate) fn read_batches(batches: &Bound<'_, PyAny>) -> PyResult<Vec<RecordBatch>> {
+/// A partition as the kernels read it.
+pub(crate) enum Partition {
+    /// No rows: the answer is an empty list.
+    Empty,
+    /// Batches of different schemas: left to the store path.
+    Mixed,
+    /// The non-empty batches and their one schema.
+    Rows(Vec<RecordBatch>, arrow_schema::SchemaRef),
+}
+
+/// Read a partition from an iterable of record batches, empty ones left out.
+pub(crate) fn read_partition(batches: &Bound<'_, PyAny>) -> PyResult<Partition> {
     let mut all: Vec<RecordBatch> = Vec::new();
     for b in batches.try_iter()? {
         let b = b?.extract::<PyRecordBatch>()?.into_inner();
@@ -405,16 +412,13 @@ pub(crate) fn read_batches(batches: &Bound<'_, PyAny>) -> PyResult<Vec<RecordBat
             all.push(b);
         }
     }
-    Ok(all)
-}
-
-/// The schema every batch has; `None` if there is no batch or they differ.
-pub(crate) fn same_schema(batches: &[RecordBatch]) -> Option<arrow_schema::SchemaRef> {
-    let schema = batches.first()?.schema();
-    batches
-        .iter()
-        .all(|b| b.schema() == schema)
-        .then_some(schema)
+    let Some(schema) = all.first().map(|b| b.schema()) else {
+        return Ok(Partition::Empty);
+    };
+    if all.iter().any(|b| b.schema() != schema) {
+        return Ok(Partition::Mixed);
+    }
+    Ok(Partition::Rows(all, schema))
 }
 
 /// The index of the column `name`.

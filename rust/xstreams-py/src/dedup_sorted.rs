@@ -22,7 +22,7 @@ use xstreams_core::idmp::auto_iid;
 
 use crate::arrow::{prepare, src_values, times_ms, Src};
 use crate::dedup::{
-    answer_columns, byte_values, column, output, read_batches, same_schema, Answers,
+    answer_columns, byte_values, column, output, read_partition, Answers, Partition,
 };
 
 /// A column's values across the batches, as `xadd_batch` turns them into arguments.
@@ -53,13 +53,10 @@ pub fn _idmp_dedup_sorted<'py>(
     columns: Vec<String>,
 ) -> PyResult<Option<Bound<'py, PyList>>> {
     let answer = answer_columns(&columns)?;
-    let batches = read_batches(batches)?;
-    let Some(schema) = same_schema(&batches) else {
-        return Ok(if batches.is_empty() {
-            Some(PyList::empty(py))
-        } else {
-            None
-        });
+    let (batches, schema) = match read_partition(batches)? {
+        Partition::Rows(b, s) => (b, s),
+        Partition::Empty => return Ok(Some(PyList::empty(py))),
+        Partition::Mixed => return Ok(None),
     };
     // The field names of each row's pairs: the IID column's, or the content columns'.
     let names: Vec<String> = match (iid, content) {

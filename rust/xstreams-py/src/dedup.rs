@@ -218,8 +218,8 @@ fn producer_order(
 /// row through a position map made every read a likely cache miss.
 pub(crate) struct Answers {
     /// Empty when no answer column shows an ID.
-    pub(crate) ids: Vec<StreamId>,
-    pub(crate) dups: Vec<bool>,
+    ids: Vec<StreamId>,
+    dups: Vec<bool>,
 }
 
 impl Answers {

@@ -20,19 +20,10 @@ use pyo3::types::PyList;
 use xstreams_core::dedup::IdmpDedup;
 use xstreams_core::idmp::auto_iid;
 
-use crate::arrow::{prepare, src_values, times_ms, Src};
+use crate::arrow::{prepare, times_ms, values_across, Src};
 use crate::dedup::{
     answer_columns, byte_values, column, output, read_partition, Answers, Partition,
 };
-
-/// A column's values across the batches, as `xadd_batch` turns them into arguments.
-fn text_values(srcs: &[Src], n: usize) -> Vec<Option<&[u8]>> {
-    let mut out = Vec::with_capacity(n);
-    for s in srcs {
-        src_values(s, &mut out);
-    }
-    out
-}
 
 /// Dedup one sorted partition (see the module docs): `iid` names the IID column, or
 /// `content` the IDMPAUTO columns (one of them is given). `None`: input it does not take.
@@ -86,7 +77,7 @@ pub fn _idmp_dedup_sorted<'py>(
         };
         prepared.push(srcs);
     }
-    let values: Vec<Vec<Option<&[u8]>>> = prepared.iter().map(|s| text_values(s, n)).collect();
+    let values: Vec<Vec<Option<&[u8]>>> = prepared.iter().map(|s| values_across(s, n)).collect();
     let mut kernel = IdmpDedup::new(duration, maxsize);
     let mut answers = Answers::new(n, &answer);
     let mut done: HashSet<&[u8]> = HashSet::new();

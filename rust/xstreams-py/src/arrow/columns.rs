@@ -257,7 +257,7 @@ pub(crate) fn prepare(arr: &ArrayRef, name: &str) -> PyResult<Src> {
 }
 
 /// Append the values of `src` (nulls as `None`) to `out`.
-pub(crate) fn src_values<'a>(src: &'a Src, out: &mut Vec<Option<&'a [u8]>>) {
+fn src_values<'a>(src: &'a Src, out: &mut Vec<Option<&'a [u8]>>) {
     match src {
         Src::Text { data, ends, valid } => {
             let mut start = 0;
@@ -289,6 +289,15 @@ pub(crate) fn src_values<'a>(src: &'a Src, out: &mut Vec<Option<&'a [u8]>>) {
             }
         }
     }
+}
+
+/// The `n` values of one column across batches (its [`Src`] per batch), nulls as `None`.
+pub(crate) fn values_across(srcs: &[Src], n: usize) -> Vec<Option<&[u8]>> {
+    let mut out = Vec::with_capacity(n);
+    for s in srcs {
+        src_values(s, &mut out);
+    }
+    out
 }
 
 /// Per-row command times in ms from an integer, timestamp or date column.

@@ -15,7 +15,7 @@ mod handoff;
 mod read;
 mod xadd;
 
-pub(crate) use columns::{prepare, src_values, times_ms, Src};
+pub(crate) use columns::{prepare, times_ms, values_across, Src};
 pub use entries::{entries_to_py_list, schema_arg, EntriesShape};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};

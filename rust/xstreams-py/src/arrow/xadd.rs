@@ -14,7 +14,7 @@ use crate::errors::{data_err, reply_err};
 use crate::store::{guarded, Store};
 
 use super::columns::{
-    column_index, input_batches, names_arg, no_nulls, prepare, src_values, times_ms, Src,
+    column_index, input_batches, names_arg, no_nulls, prepare, times_ms, values_across, Src,
 };
 use super::entries::bytes_array;
 use super::{id_arg, value_err};
@@ -139,13 +139,7 @@ pub fn xadd_arrow(
         sources.push(per);
     }
     // Phase 2: slices.
-    let values = |c: usize| -> Vec<Option<&[u8]>> {
-        let mut v = Vec::with_capacity(n);
-        for s in &sources[c] {
-            src_values(s, &mut v);
-        }
-        v
-    };
+    let values = |c: usize| values_across(&sources[c], n);
     let name_of = |c: usize| schema.field(c).name().as_str();
     let key = match key_idx {
         Some(c) => {

@@ -544,6 +544,11 @@ configured for the default user. Are you sure your configuration is correct?";
     pub fn failed(e: &dyn std::fmt::Display) -> String {
         format!("ERR {e}")
     }
+    /// Why `xstreams serve --appendfsync always` stops after a failed fsync (as
+    /// redis-server exits then): replies waiting for it cannot be sent.
+    pub fn fsync_always_failed(why: &str) -> String {
+        format!("Can't persist the log ({why}) with appendfsync always: exiting")
+    }
     /// DEBUG VALIDATE found a broken invariant.
     pub fn invalid_store(e: &dyn std::fmt::Display) -> String {
         format!("ERR invalid store: {e}")

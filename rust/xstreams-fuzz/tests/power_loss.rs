@@ -6,7 +6,9 @@
 //! Guarded invariants:
 //! * `fsync=always`: the store reopens, `validate()` holds, and its state is exactly the
 //!   state after every acknowledged command, plus at most the one command in flight
-//!   (which was never acknowledged). No acknowledged write is ever lost.
+//!   (which was never acknowledged). No acknowledged write is ever lost. The same with
+//!   group commit (`Options::group_commit`), a command acknowledged once
+//!   `Store::sync_logged` has returned after it.
 //! * `fsync=everysec`: the state after reopening is the state after some prefix of the
 //!   executed commands that includes every command acknowledged before the last
 //!   completed background fsync (so at most about the last second is lost).
@@ -19,7 +21,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use xstreams_core::persist::disk::sim::{SimDisk, Tear};
-use xstreams_core::persist::Fsync;
+use xstreams_core::persist::{Fsync, Options};
 use xstreams_core::{Config, Reply, Store};
 use xstreams_fuzz::sim::options;
 
@@ -158,17 +160,23 @@ fn reopen(dir: &Path, now: i64) -> Store {
 }
 
 /// One `fsync=always` trial frozen at operation `freeze_at`; returns whether the freeze
-/// hit (false when the workload ended first).
-fn always_trial(seed: u64, freeze_at: Option<u64>, ops: &[Op], rng: &mut Rng) -> (bool, u64, u64) {
+/// hit (false when the workload ended first). With `group`, the store commits in groups
+/// (`Options::group_commit`): a command is acknowledged once `sync_logged` returns.
+fn always_trial(
+    seed: u64,
+    freeze_at: Option<u64>,
+    ops: &[Op],
+    rng: &mut Rng,
+    group: bool,
+) -> (bool, u64, u64) {
     let tmp = std::env::temp_dir().join(format!("xs-power-loss-{}-{seed}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     let disk = SimDisk::new(freeze_at);
-    let (store, _) = Store::open(
-        &tmp,
-        Config::default(),
-        options(Fsync::Always, Some(disk.clone())),
-    )
-    .unwrap();
+    let opts = Options {
+        group_commit: group,
+        ..options(Fsync::Always, Some(disk.clone()))
+    };
+    let (store, _) = Store::open(&tmp, Config::default(), opts).unwrap();
     let opened = disk.ops();
     let shadow = Store::new(Config::default());
     let mut now = T0;
@@ -185,6 +193,10 @@ fn always_trial(seed: u64, freeze_at: Option<u64>, ops: &[Op], rng: &mut Rng) ->
             }
             Op::Cmd(cmd) => {
                 let r = run(&store, cmd);
+                if group {
+                    // A failure leaves the disk frozen: the command is then in flight.
+                    let _ = store.sync_logged();
+                }
                 if disk.is_frozen() {
                     in_flight = Some(cmd);
                     break;
@@ -219,26 +231,41 @@ fn always_trial(seed: u64, freeze_at: Option<u64>, ops: &[Op], rng: &mut Rng) ->
     (frozen, opened, total_ops)
 }
 
-#[test]
-fn fsync_always_loses_no_acknowledged_write() {
-    let seed = seed();
-    let trials = env_u64("XS_POWER_LOSS_TRIALS").unwrap_or(60);
-    println!("power loss (always): XS_POWER_LOSS_SEED={seed} XS_POWER_LOSS_TRIALS={trials}");
+/// `trials` trials of `fsync=always`, frozen across the workload.
+fn always_trials(seed: u64, trials: u64, group: bool) {
     let mut rng = Rng(seed);
     let ops = workload(&mut rng, 150);
     // A run without a freeze counts the operations (after creating the store); each
     // trial freezes at one of them.
-    let (_, opened, total) = always_trial(seed, None, &ops, &mut rng);
+    let (_, opened, total) = always_trial(seed, None, &ops, &mut rng, group);
     let span = total - opened;
     assert!(span > 100, "the workload did {span} disk operations");
     let mut hits = 0;
     for t in 0..trials {
         // Spread over the whole workload, with jitter.
         let at = opened + (t * span / trials + rng.below(3)) % span;
-        let (frozen, _, _) = always_trial(seed ^ (t + 1), Some(at), &ops, &mut rng);
+        let (frozen, _, _) = always_trial(seed ^ (t + 1), Some(at), &ops, &mut rng, group);
         hits += u64::from(frozen);
     }
     assert_eq!(hits, trials, "every trial froze inside the workload");
+}
+
+#[test]
+fn fsync_always_loses_no_acknowledged_write() {
+    let seed = seed();
+    let trials = env_u64("XS_POWER_LOSS_TRIALS").unwrap_or(60);
+    println!("power loss (always): XS_POWER_LOSS_SEED={seed} XS_POWER_LOSS_TRIALS={trials}");
+    always_trials(seed, trials, false);
+}
+
+#[test]
+fn fsync_always_with_group_commit_loses_no_acknowledged_write() {
+    let seed = seed();
+    let trials = env_u64("XS_POWER_LOSS_TRIALS").unwrap_or(60);
+    println!(
+        "power loss (always, group commit): XS_POWER_LOSS_SEED={seed} XS_POWER_LOSS_TRIALS={trials}"
+    );
+    always_trials(seed ^ 0x6c, trials, true);
 }
 
 #[test]

@@ -237,9 +237,25 @@ pub mod sim {
             self.lock().syncs
         }
 
+        /// Bytes written so far, over every file.
+        pub fn written_bytes(&self) -> u64 {
+            self.lock().files.values().map(|t| t.len).sum()
+        }
+
+        /// Bytes known durable (fsynced), over every file.
+        pub fn synced_bytes(&self) -> u64 {
+            self.lock().files.values().map(|t| t.synced).sum()
+        }
+
         /// Has the store been frozen?
         pub fn is_frozen(&self) -> bool {
             self.lock().frozen
+        }
+
+        /// Freeze at the `n`-th operation from now (0: the next one fails).
+        pub fn freeze_after(&self, n: u64) {
+            let mut st = self.lock();
+            st.freeze_at = Some(st.ops + n);
         }
 
         /// Freeze now: every later operation fails.

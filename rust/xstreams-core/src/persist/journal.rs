@@ -36,6 +36,10 @@ pub struct Journal {
     /// Buffers of earlier written-ahead blocks, kept for the next one.
     pub(super) spares: Vec<Vec<u8>>,
     pub fsync: Fsync,
+    /// With `fsync` always: writes are not fsynced one by one under the store lock; the
+    /// caller makes them durable before acknowledging them (`Store::sync_logged`, one
+    /// fsync for the writes of every caller waiting then: a group commit).
+    pub group_commit: bool,
     /// Bytes in the live logs.
     pub log_bytes: u64,
     /// Bytes of the live snapshot.
@@ -46,8 +50,10 @@ pub struct Journal {
     pub compacting: bool,
     /// An automatic compaction was requested and has not started yet.
     pub scheduled: bool,
-    /// Written since the last fsync.
-    pub unsynced: bool,
+    /// Writes completed since the store was opened...
+    pub writes: u64,
+    /// ...and how many of them are known durable (fsynced).
+    pub durable: u64,
     pub compact_ratio: f64,
     pub compact_min_bytes: u64,
     pub(super) _lock: File,
@@ -205,21 +211,26 @@ impl Journal {
         self.written()
     }
 
-    /// After a write: fsync it (`always`) or note that it waits for one.
+    /// After a write: fsync it (`always`, unless the caller commits in groups) or leave
+    /// it waiting for one.
     fn written(&mut self) -> io::Result<()> {
-        if self.fsync == Fsync::Always {
-            self.file.sync_data()?;
-        } else {
-            self.unsynced = true;
+        self.writes += 1;
+        if self.fsync == Fsync::Always && !self.group_commit {
+            self.sync()?;
         }
         Ok(())
     }
 
-    /// fsync the current log.
+    /// Is a completed write not yet fsynced?
+    pub fn unsynced(&self) -> bool {
+        self.writes > self.durable
+    }
+
+    /// fsync the current log (under the store lock).
     pub fn sync(&mut self) -> io::Result<()> {
-        if self.unsynced {
+        if self.unsynced() {
             self.file.sync_data()?;
-            self.unsynced = false;
+            self.durable = self.writes;
         }
         Ok(())
     }
@@ -251,8 +262,10 @@ impl Journal {
     /// Compaction, step 1 (under the store lock): start a new log and list it in the
     /// manifest after the current files. Returns the new sequence number.
     pub fn begin_compaction(&mut self, cfg: &Config) -> io::Result<u64> {
+        // Every write so far is durable before the log changes: an fsync of the new
+        // log's handle would not cover them.
         self.file.sync_data()?;
-        self.unsynced = false;
+        self.durable = self.writes;
         let seq = self.log_seq + 1;
         let path = self.dir.join(log_name(seq));
         self.scheduled = false;

@@ -73,6 +73,9 @@ impl Fsync {
 #[derive(Clone, Debug)]
 pub struct Options {
     pub fsync: Fsync,
+    /// With `fsync` always: commit in groups (see `Store::sync_logged`); the caller
+    /// must call it before acknowledging a write. A server with many clients sets it.
+    pub group_commit: bool,
     /// Open without taking the writer lock; write commands are refused.
     pub read_only: bool,
     /// Compact when the logs exceed `compact_ratio` times the snapshot size...
@@ -89,6 +92,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             fsync: Fsync::EverySec,
+            group_commit: false,
             read_only: false,
             compact_ratio: 1.0,
             compact_min_bytes: 64 * 1024 * 1024,
@@ -268,12 +272,14 @@ pub fn open(
             ahead_refused: false,
             spares: Vec::new(),
             fsync: opts.fsync,
+            group_commit: opts.group_commit,
             log_bytes: lines.len() as u64,
             base_bytes: 0,
             failed: None,
             compacting: false,
             scheduled: false,
-            unsynced: false,
+            writes: 0,
+            durable: 0,
             compact_ratio: opts.compact_ratio,
             compact_min_bytes: opts.compact_min_bytes,
             _lock: lock,
@@ -348,12 +354,14 @@ pub fn open(
         ahead_refused: false,
         spares: Vec::new(),
         fsync: opts.fsync,
+        group_commit: opts.group_commit,
         log_bytes,
         base_bytes,
         failed: None,
         compacting: false,
         scheduled: false,
-        unsynced: false,
+        writes: 0,
+        durable: 0,
         compact_ratio: opts.compact_ratio,
         compact_min_bytes: opts.compact_min_bytes,
         _lock: lock,

@@ -53,27 +53,35 @@ impl Store {
     /// reports it done (the Spark sink's commit). Nothing to do for an in-memory or
     /// read-only store. A failed fsync stops later writes, as the background fsync does.
     pub fn flush(&self) -> Result<(), PersistError> {
-        let handle = {
-            let mut st = self.shared.state.lock();
-            match st.journal.as_mut() {
-                Some(j) if j.unsynced => {
-                    j.unsynced = false;
-                    Some(j.sync_handle())
-                }
-                _ => None,
-            }
-        };
-        let Some(handle) = handle else { return Ok(()) };
-        let res = handle.and_then(|f| f.sync_data());
-        res.map_err(|e| {
-            let message = fsync_failed(&e);
-            if let Some(j) = self.shared.state.lock().journal.as_mut() {
-                j.failed = Some(message.clone());
-            }
-            PersistError {
-                kind: persist::ErrorKind::Io,
-                message,
-            }
+        self.sync_logged()
+    }
+
+    /// Group commit: return once every write logged so far is durable. Callers that
+    /// come while an fsync runs wait for it, then find their writes covered or run the
+    /// next fsync for all who wrote meanwhile: one fsync per group, outside the store
+    /// lock (redis-server's `appendfsync always` fsyncs once per event-loop turn). A
+    /// store opened with `Options::group_commit` needs this call before a write is
+    /// acknowledged; for any other it is [`Store::flush`]. Fails, and stops later
+    /// writes, when an fsync fails.
+    pub fn sync_logged(&self) -> Result<(), PersistError> {
+        sync_logged(&self.shared, true).unwrap_or(Ok(()))
+    }
+
+    /// [`Store::sync_logged`] without waiting for another caller's fsync: `None` when
+    /// one is running (the caller can wait for it elsewhere), else the result of
+    /// making every write logged so far durable (with an fsync here if needed).
+    pub fn try_sync_logged(&self) -> Option<Result<(), PersistError>> {
+        sync_logged(&self.shared, false)
+    }
+
+    /// How many writes the log has taken since the store was opened, and how many of
+    /// them are durable: what [`Store::sync_logged`] would wait for. `None` for an
+    /// in-memory, read-only or closed store.
+    pub fn log_writes(&self) -> Option<LogWrites> {
+        let st = self.shared.state.lock();
+        st.journal.as_ref().map(|j| LogWrites {
+            written: j.writes,
+            durable: j.durable,
         })
     }
 
@@ -118,6 +126,21 @@ impl Store {
     }
 }
 
+/// [`Store::log_writes`]: writes to the log since the store was opened, and how many
+/// of them are durable (fsynced).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogWrites {
+    pub written: u64,
+    pub durable: u64,
+}
+
+impl LogWrites {
+    /// Is a write not yet durable?
+    pub fn unsynced(&self) -> bool {
+        self.written > self.durable
+    }
+}
+
 /// How often [`Store::compact_waiting`] looks whether a running compaction has ended.
 const COMPACTION_POLL: Duration = Duration::from_millis(5);
 
@@ -137,26 +160,79 @@ fn fsync_loop(weak: Weak<Shared>) {
     loop {
         std::thread::sleep(Duration::from_secs(1));
         let Some(shared) = weak.upgrade() else { return };
-        let handle = {
-            let mut st = shared.state.lock();
-            match st.journal.as_mut() {
-                Some(j) if j.unsynced => {
-                    j.unsynced = false;
-                    j.sync_handle().ok()
-                }
-                Some(_) => None,
-                None => return,
+        if shared.state.lock().journal.is_none() {
+            return;
+        }
+        // A failure is kept in the journal: later writes get MISCONF, as in redis-server.
+        let _ = sync_logged(&shared, true);
+        drop(shared);
+    }
+}
+
+/// [`Store::sync_logged`]: a caller whose writes are not durable waits while an fsync
+/// runs, or runs the next one itself (the leader): it notes the writes done so far and
+/// takes a handle on the log under the store lock, fsyncs without any lock, then wakes
+/// every waiter at once. A log switched meanwhile was fsynced by the switch
+/// (`begin_compaction`).
+/// With `wait` false, returns `None` instead of waiting for another caller's fsync.
+fn sync_logged(shared: &Shared, wait: bool) -> Option<Result<(), PersistError>> {
+    let want = {
+        let st = shared.state.lock();
+        match st.journal.as_ref() {
+            Some(j) if j.unsynced() => j.writes,
+            _ => return Some(Ok(())),
+        }
+    };
+    let mut syncing = shared.commit.lock();
+    loop {
+        // What the last fsync covered (every lock order here is commit, then state).
+        let step = {
+            let st = shared.state.lock();
+            match st.journal.as_ref() {
+                None => return Some(Ok(())), // closed: the close fsynced the log
+                Some(j) if j.durable >= want => return Some(Ok(())),
+                Some(_) if *syncing => None,
+                Some(j) => match &j.failed {
+                    Some(why) => {
+                        return Some(Err(PersistError {
+                            kind: persist::ErrorKind::Io,
+                            message: why.clone(),
+                        }))
+                    }
+                    None => Some((j.writes, j.sync_handle())),
+                },
             }
         };
-        if let Some(f) = handle {
-            if let Err(e) = f.sync_data() {
-                // As redis-server: stop accepting writes that could not be made durable.
-                if let Some(j) = shared.state.lock().journal.as_mut() {
-                    j.failed = Some(fsync_failed(&e));
+        let Some((target, handle)) = step else {
+            if !wait {
+                return None;
+            }
+            shared.committed.wait(&mut syncing);
+            continue;
+        };
+        *syncing = true;
+        drop(syncing);
+        let res = handle.and_then(|f| f.sync_data());
+        {
+            let mut st = shared.state.lock();
+            if let Some(j) = st.journal.as_mut() {
+                match &res {
+                    Ok(()) => j.durable = j.durable.max(target),
+                    // As redis-server: stop accepting writes that could not be made
+                    // durable.
+                    Err(e) => j.failed = Some(fsync_failed(e)),
                 }
             }
         }
-        drop(shared);
+        syncing = shared.commit.lock();
+        *syncing = false;
+        shared.committed.notify_all();
+        if let Err(e) = res {
+            return Some(Err(PersistError {
+                kind: persist::ErrorKind::Io,
+                message: fsync_failed(&e),
+            }));
+        }
     }
 }
 
@@ -251,7 +327,7 @@ mod tests {
     use super::*;
 
     fn unsynced(s: &Store) -> Option<bool> {
-        s.shared.state.lock().journal.as_ref().map(|j| j.unsynced)
+        s.shared.state.lock().journal.as_ref().map(|j| j.unsynced())
     }
 
     /// `flush` fsyncs what was logged whatever the policy (here `no`, which never syncs

@@ -26,6 +26,7 @@ use crate::reply::Reply;
 
 pub use blocking::{BlockedCall, ReadStep, Step};
 use blocking::{Signals, Waiter};
+pub use durable::LogWrites;
 pub use session::Session;
 
 struct State {
@@ -51,6 +52,10 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     cond: Condvar,
+    /// A group commit's fsync is running (`durable::sync_logged`)...
+    commit: Mutex<bool>,
+    /// ...and its end is signalled here.
+    committed: Condvar,
 }
 
 /// A store of streams. Cloning gives another handle to the same store.
@@ -128,6 +133,8 @@ impl Store {
                     next_watch: 0,
                 }),
                 cond: Condvar::new(),
+                commit: Mutex::new(false),
+                committed: Condvar::new(),
             }),
         }
     }

@@ -3,7 +3,8 @@
 //! run between waits (every 100 ms): an exception they raise (KeyboardInterrupt on
 //! Ctrl-C, or whatever the caller's SIGTERM handler raises) shuts the server down
 //! gracefully — connections closed, the log flushed, the store closed — and is then
-//! re-raised. SHUTDOWN from a client ends the call normally.
+//! re-raised. SHUTDOWN from a client ends the call normally; a server that stopped by
+//! itself (a failed fsync with `appendfsync always`) raises `OSError` with the reason.
 
 use std::time::Duration;
 
@@ -56,6 +57,8 @@ pub fn serve(
             return Err(e);
         }
     }
-    py.detach(|| handle.join());
-    Ok(None)
+    match py.detach(|| handle.join()) {
+        None => Ok(None),
+        Some(why) => Err(PyOSError::new_err(why)),
+    }
 }

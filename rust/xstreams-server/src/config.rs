@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use xstreams_core::persist::Fsync;
+use xstreams_core::persist::{Disk, Fsync};
 
 /// Who may run `DEBUG` (redis-server's `enable-debug-command`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +68,9 @@ pub struct ServerConfig {
     pub verbose: bool,
     /// The configuration file the server was started with (INFO's `config_file`).
     pub config_file: Option<PathBuf>,
+    /// The file layer of a durable store: the real file system, or a simulated disk
+    /// (fault-injection tests).
+    pub disk: Disk,
 }
 
 impl Default for ServerConfig {
@@ -90,6 +93,7 @@ impl Default for ServerConfig {
             threads: 0,
             verbose: true,
             config_file: None,
+            disk: Disk::default(),
         }
     }
 }

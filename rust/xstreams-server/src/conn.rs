@@ -415,6 +415,16 @@ async fn write_out(
     if out.is_empty() {
         return Ok(());
     }
+    if let Some(commit) = &conn.sh.commit {
+        // `appendfsync always`: no reply leaves before the writes logged so far are
+        // durable (its own, and any other client's that a reply may show).
+        if let Err(why) = commit.durable().await {
+            // The replies would acknowledge writes that are not durable: nobody gets
+            // them. As redis-server exits then, the server stops.
+            conn.sh.fail(errors::fsync_always_failed(&why));
+            return Err(WriteErr::Gone);
+        }
+    }
     let n = out.len();
     conn.publish_counters(0, n as u64);
     let pending = w.pending.fetch_add(n, Ordering::SeqCst) + n;

@@ -8,6 +8,7 @@
 //!   core's `error.rs`).
 //! - `tls`: the TLS acceptor (rustls) from the `tls-*` settings.
 //! - [`resp`], `out`: the request parser and the reply writer.
+//! - `commit`: group commit for `appendfsync always` (replies wait for the fsync).
 //! - `state`: state shared by connections (clients, statistics, blocking keys).
 //! - `session`: one connection's state.
 //! - `admin`: connection-level commands by topic (auth, client, config, info, command
@@ -20,6 +21,7 @@
 
 mod admin;
 pub mod cli;
+mod commit;
 pub mod conffile;
 pub mod config;
 mod conn;

@@ -32,10 +32,13 @@ fn main() -> ExitCode {
     };
     cfg.handle_signals = true;
     match xstreams_server::start(cfg) {
-        Ok(h) => {
-            h.join();
-            ExitCode::SUCCESS
-        }
+        Ok(h) => match h.join() {
+            None => ExitCode::SUCCESS,
+            Some(why) => {
+                eprintln!("xstreams-server: {why}");
+                ExitCode::from(1)
+            }
+        },
         Err(e) => {
             eprintln!("xstreams-server: {e}");
             ExitCode::from(1)

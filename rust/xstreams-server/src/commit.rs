@@ -11,6 +11,8 @@ use tokio::sync::watch;
 use xstreams_core::persist::PersistError;
 use xstreams_core::Store;
 
+use crate::errors;
+
 /// How far the log is durable, as the commit thread last found it.
 #[derive(Clone, Debug)]
 enum Synced {
@@ -113,7 +115,7 @@ impl Committer {
                 Synced::Through(_) => {}
             }
             if rx.changed().await.is_err() {
-                return Err("the commit thread ended".into());
+                return Err(errors::COMMIT_THREAD_ENDED.into());
             }
         }
     }

@@ -193,12 +193,7 @@ fn sync_logged(shared: &Shared, wait: bool) -> Option<Result<(), PersistError>> 
                 Some(j) if j.durable >= want => return Some(Ok(())),
                 Some(_) if *syncing => None,
                 Some(j) => match &j.failed {
-                    Some(why) => {
-                        return Some(Err(PersistError {
-                            kind: persist::ErrorKind::Io,
-                            message: why.clone(),
-                        }))
-                    }
+                    Some(why) => return Some(Err(io_failure(why.clone()))),
                     None => Some((j.writes, j.sync_handle())),
                 },
             }
@@ -212,7 +207,9 @@ fn sync_logged(shared: &Shared, wait: bool) -> Option<Result<(), PersistError>> 
         };
         *syncing = true;
         drop(syncing);
-        let res = handle.and_then(|f| f.sync_data());
+        let res = handle
+            .and_then(|f| f.sync_data())
+            .map_err(|e| fsync_failed(&e));
         {
             let mut st = shared.state.lock();
             if let Some(j) = st.journal.as_mut() {
@@ -220,19 +217,24 @@ fn sync_logged(shared: &Shared, wait: bool) -> Option<Result<(), PersistError>> 
                     Ok(()) => j.durable = j.durable.max(target),
                     // As redis-server: stop accepting writes that could not be made
                     // durable.
-                    Err(e) => j.failed = Some(fsync_failed(e)),
+                    Err(why) => j.failed = Some(why.clone()),
                 }
             }
         }
         syncing = shared.commit.lock();
         *syncing = false;
         shared.committed.notify_all();
-        if let Err(e) = res {
-            return Some(Err(PersistError {
-                kind: persist::ErrorKind::Io,
-                message: fsync_failed(&e),
-            }));
+        if let Err(why) = res {
+            return Some(Err(io_failure(why)));
         }
+    }
+}
+
+/// The error of a failed (or refused) fsync, with the reason later writes are refused.
+fn io_failure(message: String) -> PersistError {
+    PersistError {
+        kind: persist::ErrorKind::Io,
+        message,
     }
 }
 

@@ -1,6 +1,7 @@
 """The Spark dedup's Rust kernel alone, outside Spark, in CPU time: for comparing wheels.
 
     python bench/dedup_kernel.py [ROWS] [--shuffled] [--columns=duplicate,...]
+                                 [--content] [--worker]
 
 One call of ``_xstreams._idmp_dedup`` (what ``xstreams.spark.dedup`` runs once per Spark
 partition) on ROWS rows (default 550,000: one of the four partitions of
@@ -9,9 +10,12 @@ partition) on ROWS rows (default 550,000: one of the four partitions of
 10,000 rows (Spark's ``maxRecordsPerBatch``). The rows come in time order as Spark's
 shuffle hands them over, or with ``--shuffled`` in a random order. The call asks for
 dedup's two default answer columns, or for the ones ``--columns`` names (``--columns=`` for
-none). Each figure is the best of 8 calls in ``time.process_time()`` (CPU time of this
-process: preemption by other processes does not count), so two wheels run one after the
-other on a shared machine compare fairly.
+none). ``--content``: IDMPAUTO over the ``iid`` and ``amount`` columns (the bench's
+``content=`` row) instead of the ``iid`` column. ``--worker``: the whole function a Spark
+task runs (``xstreams.spark._DedupPartition``, whichever paths it takes), for comparing
+wheels whose kernels differ. Each figure is the best of 8 calls in
+``time.process_time()`` (CPU time of this process: preemption by other processes does
+not count), so two wheels run one after the other on a shared machine compare fairly.
 """
 
 from __future__ import annotations
@@ -53,18 +57,34 @@ def main() -> None:
     chosen = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--columns=")]
     columns = [c for c in chosen[-1].split(",") if c] if chosen else list(DEFAULT)
     n = sum(b.num_rows for b in batches)
+    content = ["iid", "amount"] if "--content" in sys.argv else None
+    iid = None if content else "iid"
+    ties = content or ["iid"]
+
+    def kernel() -> list:
+        return _xstreams._idmp_dedup(
+            batches, "pid", iid, content, "ts", ties, 2, 10_000, False, False, columns
+        )
+
+    def worker() -> list:
+        import xstreams.spark as xs
+
+        fn = xs._DedupPartition("pid", iid, content, "ts", ties, 2, 10_000, False, "all", columns)
+        return list(fn(iter(batches)))
+
+    call = worker if "--worker" in sys.argv else kernel
     best = float("inf")
     for _ in range(8):
         t0 = time.process_time()
-        out = _xstreams._idmp_dedup(
-            batches, "pid", "iid", "ts", "iid", 2, 10_000, False, False, columns
-        )
+        out = call()
         best = min(best, time.process_time() - t0)
         assert out is not None and sum(b.num_rows for b in out) == n
         del out
     order = "shuffled" if "--shuffled" in sys.argv else "time order"
     print(
-        f"{n} rows ({order}), columns {columns}: {best * 1e3:.1f} ms CPU per call, "
+        f"{n} rows ({order}), {'IDMPAUTO over ' + str(content) if content else 'IID mode'}, "
+        f"{'worker' if call is worker else 'kernel'}, columns {columns}: "
+        f"{best * 1e3:.1f} ms CPU per call, "
         f"{n / best / 1e6:.2f}M rows/s"
     )
 

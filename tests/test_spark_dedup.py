@@ -266,7 +266,7 @@ def test_rust_kernel_matches_the_store_path(seed, order, keep, columns, long_iid
         "pid", "iid", None, "ts", [order or "iid"], duration=2, maxsize=4, large=False, keep=keep,
         columns=answer,
     )  # fmt: skip
-    assert _xstreams._idmp_dedup(batches, "pid", "iid", "ts", order or "iid", 2, 4,
+    assert _xstreams._idmp_dedup(batches, "pid", "iid", None, "ts", [order or "iid"], 2, 4,
                                  keep == "first", False, answer) is not None  # fmt: skip
     fast = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
     monkeypatch.setattr(_xstreams, "_idmp_dedup", lambda *a: None)
@@ -290,13 +290,12 @@ def test_rust_kernel_matches_the_store_path(seed, order, keep, columns, long_iid
 
 def _typed_partition(seed: int, n: int = 500) -> Any:
     """One partition with typed content columns holding nulls (text, int, float with
-    -0.0, bool, binary), an integer IID column and a float order column: what the first
-    kernel leaves to the sorted-partition kernel."""
+    -0.0, bool, binary), an integer IID column, a float and an integer order column."""
     import pyarrow as pa
 
     rng = random.Random(seed)
     content = ("kind", "amount", "price", "ok", "blob")
-    cols: Dict[str, list] = {c: [] for c in ("rid", "pid", "ts", *content, "num_iid", "fo")}
+    cols: Dict[str, list] = {c: [] for c in ("rid", "pid", "ts", *content, "num_iid", "fo", "io")}
     t = {p: rng.randint(-3000, 3000) for p in range(5)}
     for rid in range(n):
         p = rng.randrange(5)
@@ -313,18 +312,59 @@ def _typed_partition(seed: int, n: int = 500) -> Any:
             "ok": k > 2,
             "blob": b"\x00k%d" % k,
             "fo": rng.choice([None, 0.5, k / 3]),
+            "io": rng.choice([None, 0, 1, 2]),
         }
         for c in content:
             if rng.random() < 0.125:
                 row[c] = None
-        if row["price"] is None:
+        if row["price"] is None or all(row[c] is None for c in ("kind", "amount", "ok", "blob")):
             row["kind"] = "ab"[k % 2]  # no row without fields in the cases below
         for c, v in row.items():
             cols[c].append(v)
     types = {"amount": pa.int64(), "price": pa.float64(), "ok": pa.bool_(), "blob": pa.binary(),
-             "fo": pa.float64()}  # fmt: skip
+             "fo": pa.float64(), "io": pa.int64()}  # fmt: skip
     table = pa.table({c: pa.array(v, type=types.get(c)) for c, v in cols.items()})
     return table.to_batches(max_chunksize=97)
+
+
+# (content, order): IDMPAUTO the first kernel takes -- ties by content columns it can
+# order (text, int, bool, binary, with nulls), or by an integer order column (a float
+# content column is only hashed then).
+FIRST_CASES = [
+    (["kind", "amount", "ok", "blob"], None),
+    (["blob", "kind", "price"], "io"),
+    (["price", "kind"], "io"),
+]
+
+
+@pytest.mark.parametrize("seed", [21, 22, 23])
+@pytest.mark.parametrize("content,order", FIRST_CASES)
+@pytest.mark.parametrize("keep,columns", [("all", None), ("all", ALL), ("first", None)])
+def test_first_kernel_takes_idmpauto_and_matches_both_other_paths(
+    seed, content, order, keep, columns, monkeypatch
+):
+    """IDMPAUTO over typed content with nulls in the one-call kernel: the same rows and
+    answers as the kernel of the Arrow-sorted partition and as the store path."""
+    import pyarrow as pa
+    from xstreams import _xstreams
+
+    batches = _typed_partition(seed)
+    answer = xs._answer_columns(columns, keep)
+    ties = [order] if order else list(content)
+    assert _xstreams._idmp_dedup(batches, "pid", None, content, "ts", ties, 2, 3,
+                                 keep == "first", False, answer) is not None  # fmt: skip
+    fn = xs._DedupPartition("pid", None, content, "ts", ties, 2, 3, False, keep, answer)
+    first = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
+    monkeypatch.setattr(_xstreams, "_idmp_dedup", lambda *a: None)
+    sorted_ = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
+    monkeypatch.setattr(_xstreams, "_idmp_dedup_sorted", lambda *a: None)
+    slow = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
+    assert first.schema == sorted_.schema == slow.schema
+    assert first.column_names == [*batches[0].schema.names, *answer]
+    assert first.to_pydict() == sorted_.to_pydict() == slow.to_pydict()
+    if keep == "all" and "duplicate" in answer:
+        dups = first.column("duplicate").to_pylist()
+        assert 0 < sum(dups) < len(dups)
 
 
 SORTED_CASES = [  # (iid, content, order): input the first kernel leaves
@@ -351,6 +391,9 @@ def test_sorted_partition_kernel_matches_the_store_path(
     answer = xs._answer_columns(columns, keep)
     ties = [order] if order else ([iid] if iid else list(content))
     fn = xs._DedupPartition("pid", iid, content, "ts", ties, 2, 3, False, keep, answer)
+    # A float tie or an integer IID: the first kernel leaves the partition.
+    assert _xstreams._idmp_dedup(batches, "pid", iid, content, "ts", ties, 2, 3, False, False,
+                                 answer) is None  # fmt: skip
     table = fn._sorted(pa.Table.from_batches(batches))
     assert _xstreams._idmp_dedup_sorted(table.to_batches(), "pid", "ts", iid, content, 2, 3,
                                         keep == "first", False, answer) is not None  # fmt: skip
@@ -393,13 +436,14 @@ def test_sorted_partition_kernel_leaves_error_rows_to_the_store():
 
 
 def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
-    """Nulls, an empty IID and IDMPAUTO content go the general path, which raises the
-    store's error or answers as before."""
+    """Nulls, an empty IID, a producer that is not text, an IDMPAUTO row with no content
+    value go the general path, which raises the store's error or answers as before."""
     import pyarrow as pa
     from xstreams import _xstreams
 
     def kernel(batches: Any) -> Any:
-        return _xstreams._idmp_dedup(batches, "pid", "iid", "ts", "iid", 2, 4, False, False, ALL)
+        return _xstreams._idmp_dedup(batches, "pid", "iid", None, "ts", ["iid"], 2, 4, False,
+                                     False, ALL)  # fmt: skip
 
     ok = pa.record_batch({"pid": ["a", "a"], "iid": ["x", "x"], "ts": [5, 6]})
     got = kernel([ok])
@@ -421,6 +465,12 @@ def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
         assert next(later, None) is None  # it read them all
     other = pa.record_batch({"pid": ["a"], "iid": ["z"], "ts": [7], "n": [1]})
     assert kernel([ok, other]) is None
+    no_field = pa.record_batch({"pid": ["a", "a"], "ts": [5, 6], "c": [1, None]})
+    auto = ("pid", None, ["c"], "ts", ["c"], 2, 4, False, False, ALL)
+    assert _xstreams._idmp_dedup([no_field], *auto) is None
+    assert _xstreams._idmp_dedup([no_field.slice(0, 1)], *auto) is not None
+    with pytest.raises(ValueError, match="give iid or content"):
+        _xstreams._idmp_dedup([ok], "pid", None, None, "ts", ["iid"], 2, 4, False, False, ALL)
     fn = xs._DedupPartition("pid", "iid", None, "ts", ["iid"], 2, 4, False, "all", ALL)
     nulls = pa.record_batch({"pid": ["a", "a"], "iid": ["y", "x"], "ts": [None, 8]})
     # The row as the task received it (the sort would have put the null time first).
@@ -457,8 +507,9 @@ def test_rust_kernel_output_columns(large, keep):
         batches,
         "pid",
         "iid",
+        None,
         "ts",
-        "iid",
+        ["iid"],
         2,
         4,
         keep == "first",
@@ -505,7 +556,8 @@ def test_rust_kernel_ids_of_every_width():
             ts.append(t)
             want.append(f"{t}-{k + (t == 0)}")
     batch = pa.record_batch({"pid": pids, "iid": iids, "ts": ts})
-    out = _xstreams._idmp_dedup([batch], "pid", "iid", "ts", "iid", 2, 100, False, False, ALL)
+    out = _xstreams._idmp_dedup([batch], "pid", "iid", None, "ts", ["iid"], 2, 100, False, False,
+                                ALL)  # fmt: skip
     table = pa.Table.from_batches(out)
     assert table.column("entry_id").to_pylist() == want
     assert table.column("original_id").to_pylist() == want

@@ -148,18 +148,20 @@ def _xadd_loop(store: Store, key: bytes, size: int, off: int, n: int, db: int = 
 def _idmp_dedup(
     batches: Iterable[Any],
     producer: str,
-    iid: str,
+    iid: Optional[str],
+    content: Optional[Sequence[str]],
     time: str,
-    tie: str,
+    ties: Sequence[str],
     duration: int,
     maxsize: int,
     keep_first: bool,
     large: bool,
     columns: Sequence[str],
 ) -> Optional[list[Any]]:
-    """The Spark dedup kernel on one partition's Arrow batches, all read first, with
-    the answer ``columns`` appended (``None``: input it does not take, which then runs
-    the store path)."""
+    """The Spark dedup kernel on one partition's Arrow batches, all read first: the IID
+    column's values or IDMPAUTO over the ``content`` columns, a producer's rows of equal
+    time ordered by ``ties``, with the answer ``columns`` appended (``None``: input it
+    does not take, which then runs the sorted or the store path)."""
 
 def _idmp_dedup_sorted(
     batches: Iterable[Any],

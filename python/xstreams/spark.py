@@ -217,16 +217,15 @@ class _DedupPartition:
         got: List[Any] = [b for b in batches if b.num_rows]
         # The arguments both Rust kernels end with.
         settings = (self.duration, self.maxsize, self.keep == "first", self.large, self.columns)
-        if self.iid is not None:
-            # The Rust kernel: one call for the partition; the input columns pass through.
-            out = _xstreams._idmp_dedup(
-                got, self.producer, self.iid, self.time, self.ties[0], *settings
-            )
-            if out is not None:
-                yield from out
-                return
-            # Input it does not take (nulls, other types, rows XADD refuses): the store's
-            # path below gives the same answers and the store's errors.
+        # The Rust kernel: one call for the partition; the input columns pass through.
+        out = _xstreams._idmp_dedup(
+            got, self.producer, self.iid, self.content, self.time, self.ties, *settings
+        )
+        if out is not None:
+            yield from out
+            return
+        # Input it does not take (nulls, other types, float ties, rows XADD refuses):
+        # the paths below give the same answers and the store's errors.
         if not got:
             return
         table = pa.Table.from_batches(got)

@@ -1,20 +1,26 @@
-//! `_idmp_dedup`: the kernel of `xstreams.spark.dedup` (IID mode) for one Spark partition,
-//! Arrow in and Arrow out, one call per partition.
+//! `_idmp_dedup`: the kernel of `xstreams.spark.dedup` for one Spark partition, Arrow in
+//! and Arrow out, one call per partition.
 //!
 //! It reads the whole partition from an iterable of batches, then groups the rows by
-//! producer and sorts each producer's rows by (time, tie column, input position) -- the
-//! order the Python reference sorts them in -- and asks
-//! [`xstreams_core::dedup::IdmpDedup`] for each row's XADD IDMP answer. The input batches
-//! come back as they are (no copy of their columns), with the answer columns the caller
-//! names appended in its order: `entry_id`, `duplicate`, `original_id` (`original_id` is
-//! the `entry_id` array itself, shared, not a copy: Spark copying it in a projection after
-//! `mapInArrow` cost a second copy of every output row). With `keep_first` only the rows
-//! that are not duplicates. IDs are formatted only when a column needs them.
+//! producer and sorts each producer's rows by (time, ties, input position) -- the order
+//! the Python reference sorts them in -- and asks
+//! [`xstreams_core::dedup::IdmpDedup`] for each row's XADD IDMP answer. The IID is the IID
+//! column's value, or with IDMPAUTO the hash ([`xstreams_core::idmp::auto_iid`]) of the
+//! content columns' field/value pairs (values as text the way `xadd_batch` converts
+//! them, nulls left out). The ties are the IID, an order column or the content columns.
+//! The input batches come back as they are (no copy of their columns), with the answer
+//! columns the caller names appended in its order: `entry_id`, `duplicate`,
+//! `original_id` (`original_id` is the `entry_id` array itself, shared, not a copy:
+//! Spark copying it in a projection after `mapInArrow` cost a second copy of every
+//! output row). With `keep_first` only the rows that are not duplicates. IDs are
+//! formatted only when a column needs them.
 //!
 //! Input the kernel does not take (nulls in the producer, time or IID columns, an empty
-//! producer or IID, other column types, a row the XADD would refuse) makes it return
-//! `None`: the caller then runs the general path (`Store.xadd_batch`), which gives the
-//! same answers and the store's errors.
+//! producer or IID, a row with no content value, other column types, a tie column it
+//! cannot order such as floats, a row the XADD would refuse) makes it return `None`:
+//! the caller then sorts the partition with Arrow and runs
+//! [`crate::dedup_sorted::_idmp_dedup_sorted`], or the general path
+//! (`Store.xadd_batch`), which give the same answers and the store's errors.
 
 use std::sync::Arc;
 
@@ -30,9 +36,10 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 use pyo3_arrow::PyRecordBatch;
 use xstreams_core::dedup::IdmpDedup;
+use xstreams_core::idmp::auto_iid;
 use xstreams_core::StreamId;
 
-use crate::arrow::{times_ms, value_err};
+use crate::arrow::{prepare, times_ms, value_err, values_across, Src};
 
 /// The values of a string or binary column across batches; `None` if it has nulls or
 /// another type.
@@ -65,8 +72,9 @@ pub(crate) fn byte_values<'a>(
     true
 }
 
-/// A tie column (other than the IID): integers, timestamps and dates as their stored
-/// integer, strings and binary as bytes; nulls first, as the reference sorts.
+/// A tie column (other than the IID): integers, timestamps, dates and booleans as their
+/// stored integer, strings and binary as bytes; nulls first, as the reference sorts.
+/// Floats are left to Arrow's sort (its place for NaN and -0.0 is its own).
 enum Tie<'a> {
     Ints(Vec<Option<i64>>),
     Bytes(Vec<Option<&'a [u8]>>),
@@ -114,10 +122,100 @@ fn tie_values<'a>(batches: &'a [RecordBatch], idx: usize) -> Option<Tie<'a>> {
         LargeUtf8 => {
             bytes!(|a: &'a ArrayRef| a.as_string::<i64>().iter().map(|x| x.map(str::as_bytes)))
         }
+        Boolean => {
+            let mut v = Vec::new();
+            for b in batches {
+                v.extend(b.column(idx).as_boolean().iter().map(|x| x.map(i64::from)));
+            }
+            Some(Tie::Ints(v))
+        }
         Binary => bytes!(|a: &'a ArrayRef| a.as_binary::<i32>().iter()),
         LargeBinary => bytes!(|a: &'a ArrayRef| a.as_binary::<i64>().iter()),
         _ => None,
     }
+}
+
+impl Tie<'_> {
+    fn cmp_rows(&self, a: usize, b: usize) -> std::cmp::Ordering {
+        match self {
+            Tie::Ints(v) => v[a].cmp(&v[b]),
+            Tie::Bytes(v) => v[a].cmp(&v[b]),
+        }
+    }
+}
+
+/// What orders a producer's rows of equal time: the IID itself (read from the grouped
+/// IID bytes, in memory order), or tie columns compared in turn by input row.
+enum Ties<'a> {
+    Iid,
+    Columns(Vec<Tie<'a>>),
+}
+
+impl Ties<'_> {
+    fn cmp(&self, a: &Rec, b: &Rec, bytes: &[u8]) -> std::cmp::Ordering {
+        match self {
+            Ties::Iid => a.iid(bytes).cmp(b.iid(bytes)),
+            Ties::Columns(cols) => {
+                let (ra, rb) = (a.row as usize, b.row as usize);
+                cols.iter()
+                    .map(|c| c.cmp_rows(ra, rb))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            }
+        }
+    }
+}
+
+/// Each row's IDMPAUTO IID and its entry's size (field and value bytes), by input row.
+pub(crate) struct AutoIids {
+    pub(crate) hashes: Vec<[u8; 16]>,
+    pub(crate) sizes: Vec<u64>,
+}
+
+/// Each row's IDMPAUTO IID (the hash of its content pairs, values as text the way
+/// `xadd_batch` converts them, nulls left out) and its entry's size; `None` if a column
+/// has a type with no text form or a row has no content value (the store's error).
+pub(crate) fn auto_iids(
+    batches: &[RecordBatch],
+    schema: &Schema,
+    content: &[String],
+    n: usize,
+) -> PyResult<Option<AutoIids>> {
+    let mut prepared: Vec<Vec<Src>> = Vec::with_capacity(content.len());
+    for name in content {
+        let idx = column(schema, name)?;
+        let Ok(srcs) = batches
+            .iter()
+            .map(|b| prepare(b.column(idx), name))
+            .collect::<PyResult<Vec<Src>>>()
+        else {
+            return Ok(None);
+        };
+        prepared.push(srcs);
+    }
+    let values: Vec<Vec<Option<&[u8]>>> = prepared.iter().map(|s| values_across(s, n)).collect();
+    let (mut iids, mut sizes) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut pairs: Vec<&[u8]> = Vec::with_capacity(2 * content.len());
+    for row in 0..n {
+        pairs.clear();
+        let mut size = 0u64;
+        for (name, vals) in content.iter().zip(&values) {
+            if let Some(v) = vals[row] {
+                pairs.push(name.as_bytes());
+                pairs.push(v);
+                size += (name.len() + v.len()) as u64;
+            }
+        }
+        if pairs.is_empty() {
+            return Ok(None);
+        }
+        iids.push(auto_iid(&pairs));
+        sizes.push(size);
+    }
+    Ok(Some(AutoIids {
+        hashes: iids,
+        sizes,
+    }))
 }
 
 /// One row as the kernel visits it: its time inline and its IID as a range of the
@@ -152,12 +250,7 @@ impl Rec {
     }
 }
 
-fn producer_order(
-    pids: &[&[u8]],
-    times: &[i64],
-    iids: &[&[u8]],
-    tie: &dyn Fn(&Rec, &Rec, &[u8]) -> std::cmp::Ordering,
-) -> Grouped {
+fn producer_order(pids: &[&[u8]], times: &[i64], iids: &[&[u8]], ties: &Ties) -> Grouped {
     let mut index: HashMap<&[u8], u32> = HashMap::new();
     let mut group: Vec<u32> = Vec::with_capacity(pids.len());
     for p in pids {
@@ -201,7 +294,7 @@ fn producer_order(
         order[w[0]..w[1]].sort_unstable_by(|a, b| {
             a.time
                 .cmp(&b.time)
-                .then_with(|| tie(a, b, &bytes))
+                .then_with(|| ties.cmp(a, b, &bytes))
                 .then(a.row.cmp(&b.row))
         });
     }
@@ -318,18 +411,21 @@ pub(crate) fn answer_columns(names: &[String]) -> PyResult<Vec<Answer>> {
 }
 
 /// Dedup one partition (see the module docs): `batches` is an iterable of record
-/// batches, all read before any work (empty ones left out); `columns` the answer
-/// columns to append, in order. `None`: input the kernel does not take.
+/// batches, all read before any work (empty ones left out); `iid` names the IID column,
+/// or `content` the IDMPAUTO columns (one of them is given); `ties` the columns that
+/// order a producer's rows of equal time; `columns` the answer columns to append, in
+/// order. `None`: input the kernel does not take.
 #[pyfunction]
-#[pyo3(signature = (batches, producer, iid, time, tie, duration, maxsize, keep_first, large, columns))]
+#[pyo3(signature = (batches, producer, iid, content, time, ties, duration, maxsize, keep_first, large, columns))]
 #[allow(clippy::too_many_arguments)]
 pub fn _idmp_dedup<'py>(
     py: Python<'py>,
     batches: &Bound<'py, PyAny>,
     producer: &str,
-    iid: &str,
+    iid: Option<&str>,
+    content: Option<Vec<String>>,
     time: &str,
-    tie: &str,
+    ties: Vec<String>,
     duration: u64,
     maxsize: u64,
     keep_first: bool,
@@ -337,53 +433,74 @@ pub fn _idmp_dedup<'py>(
     columns: Vec<String>,
 ) -> PyResult<Option<Bound<'py, PyList>>> {
     let answer = answer_columns(&columns)?;
+    let content = match (iid, content) {
+        (Some(_), None) => None,
+        (None, Some(c)) if !c.is_empty() => Some(c),
+        _ => return Err(value_err("give iid or content columns")),
+    };
     let (batches, schema) = match read_partition(batches)? {
         Partition::Rows(b, s) => (b, s),
         Partition::Empty => return Ok(Some(PyList::empty(py))),
         Partition::Mixed => return Ok(None),
     };
-    let col = |name: &str| column(&schema, name);
-    let (p_idx, i_idx, t_idx, tie_idx) = (col(producer)?, col(iid)?, col(time)?, col(tie)?);
+    let (p_idx, t_idx) = (column(&schema, producer)?, column(&schema, time)?);
     let n: usize = batches.iter().map(|b| b.num_rows()).sum();
     if n > u32::MAX as usize {
         return Ok(None);
     }
     let mut pids = Vec::with_capacity(n);
-    let mut iids = Vec::with_capacity(n);
-    if !byte_values(&batches, p_idx, &mut pids) || !byte_values(&batches, i_idx, &mut iids) {
-        return Ok(None);
-    }
-    if pids.iter().any(|p| p.is_empty()) {
+    if !byte_values(&batches, p_idx, &mut pids) || pids.iter().any(|p| p.is_empty()) {
         return Ok(None);
     }
     let Ok(times) = times_ms(&batches, t_idx, time) else {
         return Ok(None);
     };
-    let tie_vals = if tie_idx == i_idx {
-        None
-    } else {
-        match tie_values(&batches, tie_idx) {
-            Some(t) => Some(t),
+    // Each row's IID, and with IDMPAUTO its entry's size (in IID mode: the IID column's
+    // name and value, its one field pair).
+    let mut iids: Vec<&[u8]> = Vec::with_capacity(n);
+    let (hashes, sizes) = match (&content, iid) {
+        (Some(c), _) => match auto_iids(&batches, &schema, c, n)? {
+            Some(a) => (a.hashes, Some(a.sizes)),
             None => return Ok(None),
+        },
+        (None, Some(i)) => {
+            if !byte_values(&batches, column(&schema, i)?, &mut iids) {
+                return Ok(None);
+            }
+            (Vec::new(), None)
+        }
+        (None, None) => unreachable!("checked above"),
+    };
+    if content.is_some() {
+        iids.extend(hashes.iter().map(|h| h.as_slice()));
+    }
+    let ties = match (iid, ties.as_slice()) {
+        (Some(i), [t]) if t == i => Ties::Iid,
+        _ => {
+            let mut cols = Vec::with_capacity(ties.len());
+            for t in &ties {
+                match tie_values(&batches, column(&schema, t)?) {
+                    Some(v) => cols.push(v),
+                    None => return Ok(None),
+                }
+            }
+            Ties::Columns(cols)
         }
     };
-    let tie_cmp = |a: &Rec, b: &Rec, bytes: &[u8]| -> std::cmp::Ordering {
-        let (ra, rb) = (a.row as usize, b.row as usize);
-        match &tie_vals {
-            None => a.iid(bytes).cmp(b.iid(bytes)),
-            Some(Tie::Ints(v)) => v[ra].cmp(&v[rb]),
-            Some(Tie::Bytes(v)) => v[ra].cmp(&v[rb]),
-        }
-    };
-    let grouped = producer_order(&pids, &times, &iids, &tie_cmp);
-    drop((pids, times, iids));
-    let field_len = iid.len() as u64;
+    let grouped = producer_order(&pids, &times, &iids, &ties);
+    drop((pids, times, iids, ties));
+    drop(hashes);
+    let field_len = iid.map_or(0, |i| i.len() as u64);
     let mut kernel = IdmpDedup::new(duration, maxsize);
     let mut answers = Answers::new(n, &answer);
     for w in grouped.starts.windows(2) {
         kernel.next_producer();
         for rec in &grouped.order[w[0]..w[1]] {
-            match kernel.add(rec.time, rec.iid(&grouped.iids), field_len + rec.len as u64) {
+            let size = match &sizes {
+                None => field_len + rec.len as u64,
+                Some(s) => s[rec.row as usize],
+            };
+            match kernel.add(rec.time, rec.iid(&grouped.iids), size) {
                 Ok(o) => answers.set(rec.row as usize, o.id, o.duplicate),
                 Err(_) => return Ok(None),
             }

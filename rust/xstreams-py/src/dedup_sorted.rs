@@ -1,7 +1,7 @@
 //! `_idmp_dedup_sorted`: the Spark dedup's kernel for a partition the caller has already
 //! sorted by (producer, time, ties) -- the input [`crate::dedup::_idmp_dedup`] does not
-//! take: IDMPAUTO over content columns, an IID column of another type than text, a tie
-//! column it cannot order. Python sorts the partition (Arrow's sort, the same one the
+//! take: an IID column of another type than text, a tie column it cannot order (floats,
+//! among the content columns of IDMPAUTO too). Python sorts the partition (Arrow's sort, the same one the
 //! store path uses) and this kernel answers each row in that order with
 //! [`xstreams_core::dedup::IdmpDedup`], as `Store.xadd_batch` would have: the IID is the
 //! IID column's value, or the IDMPAUTO hash ([`xstreams_core::idmp::auto_iid`]) of the
@@ -18,11 +18,10 @@ use hashbrown::HashSet;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use xstreams_core::dedup::IdmpDedup;
-use xstreams_core::idmp::auto_iid;
 
 use crate::arrow::{prepare, times_ms, values_across, Src};
 use crate::dedup::{
-    answer_columns, byte_values, column, output, read_partition, Answers, Partition,
+    answer_columns, auto_iids, byte_values, column, output, read_partition, Answers, Partition,
 };
 
 /// Dedup one sorted partition (see the module docs): `iid` names the IID column, or
@@ -65,8 +64,15 @@ pub fn _idmp_dedup_sorted<'py>(
     let Ok(times) = times_ms(&batches, t_idx, time) else {
         return Ok(None);
     };
-    let mut prepared: Vec<Vec<Src>> = Vec::with_capacity(names.len());
-    for name in &names {
+    // Each row's IID and entry size: the IDMPAUTO hash of its content pairs, or the IID
+    // column's value as text (its one field pair).
+    let (hashes, sizes, prepared) = if auto {
+        match auto_iids(&batches, &schema, &names, n)? {
+            Some(a) => (a.hashes, a.sizes, Vec::new()),
+            None => return Ok(None),
+        }
+    } else {
+        let name = &names[0];
         let idx = column(&schema, name)?;
         let Ok(srcs) = batches
             .iter()
@@ -75,13 +81,12 @@ pub fn _idmp_dedup_sorted<'py>(
         else {
             return Ok(None);
         };
-        prepared.push(srcs);
-    }
-    let values: Vec<Vec<Option<&[u8]>>> = prepared.iter().map(|s| values_across(s, n)).collect();
+        (Vec::new(), Vec::new(), srcs)
+    };
+    let values = values_across(&prepared, if auto { 0 } else { n });
     let mut kernel = IdmpDedup::new(duration, maxsize);
     let mut answers = Answers::new(n, &answer);
     let mut done: HashSet<&[u8]> = HashSet::new();
-    let mut pairs: Vec<&[u8]> = Vec::with_capacity(2 * names.len());
     for row in 0..n {
         if row == 0 || pids[row] != pids[row - 1] {
             // A producer's rows must be together: its stream's state starts here.
@@ -95,29 +100,15 @@ pub fn _idmp_dedup_sorted<'py>(
         } else if times[row] < times[row - 1] {
             return Ok(None);
         }
-        pairs.clear();
-        let mut len = 0u64;
-        for (name, vals) in names.iter().zip(&values) {
-            if let Some(v) = vals[row] {
-                pairs.push(name.as_bytes());
-                pairs.push(v);
-                len += (name.len() + v.len()) as u64;
-            }
-        }
-        let hashed;
-        let id_bytes: &[u8] = if auto {
-            if pairs.is_empty() {
-                return Ok(None);
-            }
-            hashed = auto_iid(&pairs);
-            &hashed
+        let (id_bytes, size): (&[u8], u64) = if auto {
+            (&hashes[row], sizes[row])
         } else {
-            match pairs.get(1) {
-                Some(v) => v,
+            match values[row] {
+                Some(v) => (v, (names[0].len() + v.len()) as u64),
                 None => return Ok(None),
             }
         };
-        match kernel.add(times[row], id_bytes, len) {
+        match kernel.add(times[row], id_bytes, size) {
             Ok(o) => answers.set(row, o.id, o.duplicate),
             Err(_) => return Ok(None),
         }

@@ -181,36 +181,41 @@ pub(crate) fn auto_iids(
     content: &[String],
     n: usize,
 ) -> PyResult<Option<AutoIids>> {
-    let mut prepared: Vec<Vec<Src>> = Vec::with_capacity(content.len());
-    for name in content {
-        let idx = column(schema, name)?;
-        let Ok(srcs) = batches
-            .iter()
-            .map(|b| prepare(b.column(idx), name))
-            .collect::<PyResult<Vec<Src>>>()
-        else {
-            return Ok(None);
-        };
-        prepared.push(srcs);
-    }
-    let values: Vec<Vec<Option<&[u8]>>> = prepared.iter().map(|s| values_across(s, n)).collect();
+    let idx: Vec<usize> = content
+        .iter()
+        .map(|name| column(schema, name))
+        .collect::<PyResult<_>>()?;
     let (mut iids, mut sizes) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let mut pairs: Vec<&[u8]> = Vec::with_capacity(2 * content.len());
-    for row in 0..n {
-        pairs.clear();
-        let mut size = 0u64;
-        for (name, vals) in content.iter().zip(&values) {
-            if let Some(v) = vals[row] {
-                pairs.push(name.as_bytes());
-                pairs.push(v);
-                size += (name.len() + v.len()) as u64;
+    // A batch at a time: the values' text and views live only as long as their batch.
+    for b in batches {
+        let mut prepared: Vec<Src> = Vec::with_capacity(content.len());
+        for (name, &i) in content.iter().zip(&idx) {
+            let Ok(src) = prepare(b.column(i), name) else {
+                return Ok(None);
+            };
+            prepared.push(src);
+        }
+        let values: Vec<Vec<Option<&[u8]>>> = prepared
+            .iter()
+            .map(|s| values_across(std::slice::from_ref(s), b.num_rows()))
+            .collect();
+        let mut pairs: Vec<&[u8]> = Vec::with_capacity(2 * content.len());
+        for row in 0..b.num_rows() {
+            pairs.clear();
+            let mut size = 0u64;
+            for (name, vals) in content.iter().zip(&values) {
+                if let Some(v) = vals[row] {
+                    pairs.push(name.as_bytes());
+                    pairs.push(v);
+                    size += (name.len() + v.len()) as u64;
+                }
             }
+            if pairs.is_empty() {
+                return Ok(None);
+            }
+            iids.push(auto_iid(&pairs));
+            sizes.push(size);
         }
-        if pairs.is_empty() {
-            return Ok(None);
-        }
-        iids.push(auto_iid(&pairs));
-        sizes.push(size);
     }
     Ok(Some(AutoIids {
         hashes: iids,

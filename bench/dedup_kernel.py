@@ -1,7 +1,7 @@
 """The Spark dedup's Rust kernel alone, outside Spark, in CPU time: for comparing wheels.
 
     python bench/dedup_kernel.py [ROWS] [--shuffled] [--columns=duplicate,...]
-                                 [--content] [--worker]
+                                 [--content] [--worker] [--shared-times] [--order]
 
 One call of ``_xstreams._idmp_dedup`` (what ``xstreams.spark.dedup`` runs once per Spark
 partition) on ROWS rows (default 550,000: one of the four partitions of
@@ -13,7 +13,10 @@ dedup's two default answer columns, or for the ones ``--columns`` names (``--col
 none). ``--content``: IDMPAUTO over the ``iid`` and ``amount`` columns (the bench's
 ``content=`` row) instead of the ``iid`` column. ``--worker``: the whole function a Spark
 task runs (``xstreams.spark._DedupPartition``, whichever paths it takes), for comparing
-wheels whose kernels differ. Each figure is the best of 8 calls in
+wheels whose kernels differ. ``--shared-times``: times in whole minutes, so that about
+20 rows of each producer share each time and the ties decide their order;
+``--order``: ties by an integer order column instead of the IID (or the content
+columns). Each figure is the best of 8 calls in
 ``time.process_time()`` (CPU time of this process: preemption by other processes does
 not count), so two wheels run one after the other on a shared machine compare fairly.
 """
@@ -31,11 +34,13 @@ NOW = 1_700_000_000_000
 DEFAULT = ("entry_id", "duplicate")  # dedup's default answer columns
 
 
-def partition(rows: int, shuffled: bool) -> list:
+def partition(rows: int, shuffled: bool, shared_times: bool = False) -> list:
     base = np.arange(int(rows / 1.1), dtype=np.int64)
     resent = base[base % 10 == 0]
     ids = np.concatenate([base, resent])
     ts = np.concatenate([NOW + base * 3, NOW + resent * 3 + 1000 + (resent % 1000) % 3000])
+    if shared_times:  # times in whole 60 s steps: about 20 rows of a producer share each
+        ts = ts - (ts - NOW) % 60_000
     if shuffled:
         perm = np.random.default_rng(1).permutation(len(ids))
         ids, ts = ids[perm], ts[perm]
@@ -45,6 +50,7 @@ def partition(rows: int, shuffled: bool) -> list:
             "iid": pa.array(np.char.add("e", ids.astype(str))),
             "ts": pa.array(ts),
             "amount": pa.array(ids % 1000),
+            "ord": pa.array((ids * 7919) % 1009),
         }
     )
     return table.to_batches(max_chunksize=10_000)
@@ -53,13 +59,13 @@ def partition(rows: int, shuffled: bool) -> list:
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     rows = int(args[0]) if args else 550_000
-    batches = partition(rows, "--shuffled" in sys.argv)
+    batches = partition(rows, "--shuffled" in sys.argv, "--shared-times" in sys.argv)
     chosen = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--columns=")]
     columns = [c for c in chosen[-1].split(",") if c] if chosen else list(DEFAULT)
     n = sum(b.num_rows for b in batches)
     content = ["iid", "amount"] if "--content" in sys.argv else None
     iid = None if content else "iid"
-    ties = content or ["iid"]
+    ties = ["ord"] if "--order" in sys.argv else (content or ["iid"])
 
     def kernel() -> list:
         return _xstreams._idmp_dedup(
@@ -81,6 +87,8 @@ def main() -> None:
         assert out is not None and sum(b.num_rows for b in out) == n
         del out
     order = "shuffled" if "--shuffled" in sys.argv else "time order"
+    order += ", times shared" if "--shared-times" in sys.argv else ""
+    order += ", ties by an order column" if "--order" in sys.argv else ""
     print(
         f"{n} rows ({order}), {'IDMPAUTO over ' + str(content) if content else 'IID mode'}, "
         f"{'worker' if call is worker else 'kernel'}, columns {columns}: "

@@ -166,6 +166,12 @@ impl Ties<'_> {
     }
 }
 
+/// Where a row's IID comes from: the IID column, or IDMPAUTO over the content columns.
+enum IidFrom<'a> {
+    Column(&'a str),
+    Content(Vec<String>),
+}
+
 /// Each row's IDMPAUTO IID and its entry's size (field and value bytes), by input row.
 pub(crate) struct AutoIids {
     pub(crate) hashes: Vec<[u8; 16]>,
@@ -438,9 +444,9 @@ pub fn _idmp_dedup<'py>(
     columns: Vec<String>,
 ) -> PyResult<Option<Bound<'py, PyList>>> {
     let answer = answer_columns(&columns)?;
-    let content = match (iid, content) {
-        (Some(_), None) => None,
-        (None, Some(c)) if !c.is_empty() => Some(c),
+    let mode = match (iid, content) {
+        (Some(i), None) => IidFrom::Column(i),
+        (None, Some(c)) if !c.is_empty() => IidFrom::Content(c),
         _ => return Err(value_err("give iid or content columns")),
     };
     let (batches, schema) = match read_partition(batches)? {
@@ -463,20 +469,19 @@ pub fn _idmp_dedup<'py>(
     // Each row's IID, and with IDMPAUTO its entry's size (in IID mode: the IID column's
     // name and value, its one field pair).
     let mut iids: Vec<&[u8]> = Vec::with_capacity(n);
-    let (hashes, sizes) = match (&content, iid) {
-        (Some(c), _) => match auto_iids(&batches, &schema, c, n)? {
+    let (hashes, sizes) = match &mode {
+        IidFrom::Content(content) => match auto_iids(&batches, &schema, content, n)? {
             Some(a) => (a.hashes, Some(a.sizes)),
             None => return Ok(None),
         },
-        (None, Some(i)) => {
+        IidFrom::Column(i) => {
             if !byte_values(&batches, column(&schema, i)?, &mut iids) {
                 return Ok(None);
             }
             (Vec::new(), None)
         }
-        (None, None) => unreachable!("checked above"),
     };
-    if content.is_some() {
+    if let IidFrom::Content(_) = mode {
         iids.extend(hashes.iter().map(|h| h.as_slice()));
     }
     let ties = match (iid, ties.as_slice()) {

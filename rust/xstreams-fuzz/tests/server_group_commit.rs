@@ -1,8 +1,9 @@
 //! `xstreams serve --appendfsync always` on the simulated disk (`persist::disk::sim`):
 //! the server commits in groups (one fsync for the writes of every connection waiting
 //! then), and no reply leaves before the writes logged before it are durable; when that
-//! fsync fails, the clients waiting get no reply and the server stops, saying why (as
-//! redis-server exits when an fsync fails under `appendfsync always`).
+//! fsync or a log write fails, the clients waiting get no reply and the server stops,
+//! saying why (as redis-server exits when the AOF cannot be written or fsynced under
+//! `appendfsync always`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -129,6 +130,30 @@ fn a_failed_fsync_stops_the_server_without_a_reply() {
     let why = srv.join().expect("the server says why it stopped");
     assert!(
         why.contains("fsync failed") && why.contains("appendfsync always"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_failed_log_write_stops_the_server_without_a_reply() {
+    let disk = SimDisk::new(None);
+    let srv = server("serve-gc-write-fail", &disk);
+    let mut c = Client::connect(&srv);
+    c.send(&[XADD]);
+    assert!(c.read().unwrap().contains('-'));
+    // The next write's log record cannot be written. redis-server exits on an AOF write
+    // error under `appendfsync always`; without the stop, the command got MISCONF and the
+    // server went on refusing writes.
+    disk.freeze_after(0);
+    c.send(&[XADD]);
+    assert_eq!(c.read(), None, "a reply for a write the log did not take");
+    assert!(
+        srv.wait_timeout(Duration::from_secs(20)),
+        "the server kept running"
+    );
+    let why = srv.join().expect("the server says why it stopped");
+    assert!(
+        why.contains("simulated power loss") && why.contains("appendfsync always"),
         "{why}"
     );
 }

@@ -9,6 +9,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use tokio::sync::watch;
 use xstreams_core::persist::PersistError;
+use xstreams_core::store::LogWrites;
 use xstreams_core::Store;
 
 use crate::errors;
@@ -89,10 +90,14 @@ impl Committer {
         Ok(Committer { inner })
     }
 
-    /// Return once every write logged so far is durable; `Err(why)` when the fsync
-    /// failed (the writes may be lost: their replies must not be sent).
+    /// Return once every write logged so far is durable; `Err(why)` when the log failed:
+    /// an fsync, or a write (its command's effect is in memory only, and writes after it
+    /// are refused). The replies must not be sent then.
     pub async fn durable(&self) -> Result<(), String> {
         let need = match self.inner.store.log_writes() {
+            Some(LogWrites {
+                failed: Some(why), ..
+            }) => return Err(why),
             Some(w) if w.unsynced() => w.written,
             _ => return Ok(()),
         };

@@ -419,8 +419,9 @@ async fn write_out(
         // `appendfsync always`: no reply leaves before the writes logged so far are
         // durable (its own, and any other client's that a reply may show).
         if let Err(why) = commit.durable().await {
-            // The replies would acknowledge writes that are not durable: nobody gets
-            // them. As redis-server exits then, the server stops.
+            // The log failed (an fsync or a write): the replies would acknowledge writes
+            // that are not durable, so nobody gets them. As redis-server exits then, the
+            // server stops.
             conn.sh.fail(errors::fsync_always_failed(&why));
             return Err(WriteErr::Gone);
         }

@@ -82,6 +82,7 @@ impl Store {
         st.journal.as_ref().map(|j| LogWrites {
             written: j.writes,
             durable: j.durable,
+            failed: j.failed.clone(),
         })
     }
 
@@ -127,11 +128,13 @@ impl Store {
 }
 
 /// [`Store::log_writes`]: writes to the log since the store was opened, and how many
-/// of them are durable (fsynced).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// of them are durable (fsynced), and why the log stopped taking writes if it did.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LogWrites {
     pub written: u64,
     pub durable: u64,
+    /// Why the log stopped taking writes (a write or an fsync failed), if it did.
+    pub failed: Option<String>,
 }
 
 impl LogWrites {

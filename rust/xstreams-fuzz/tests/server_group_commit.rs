@@ -111,51 +111,41 @@ fn no_reply_leaves_before_its_write_is_durable() {
     srv.join();
 }
 
-#[test]
-fn a_failed_fsync_stops_the_server_without_a_reply() {
+/// One XADD acknowledged, then the disk fails from its `fail_at`-th operation on during
+/// the next XADD: that XADD gets no reply and the server stops, giving a reason that
+/// holds `expect` (as redis-server exits under `appendfsync always`).
+fn stops_without_a_reply(name: &str, fail_at: u64, expect: &str) {
     let disk = SimDisk::new(None);
-    let srv = server("serve-gc-fail", &disk);
+    let srv = server(name, &disk);
     let mut c = Client::connect(&srv);
     c.send(&[XADD]);
     assert!(c.read().unwrap().contains('-'));
-    // The next write reaches the log; the fsync after it fails.
-    disk.freeze_after(1);
+    disk.freeze_after(fail_at);
     c.send(&[XADD]);
     assert_eq!(c.read(), None, "a reply for a write that is not durable");
-    // As redis-server with `appendfsync always`, the server stops, saying why.
     assert!(
         srv.wait_timeout(Duration::from_secs(20)),
         "the server kept running"
     );
     let why = srv.join().expect("the server says why it stopped");
     assert!(
-        why.contains("fsync failed") && why.contains("appendfsync always"),
+        why.contains(expect) && why.contains("appendfsync always"),
         "{why}"
     );
 }
 
 #[test]
+fn a_failed_fsync_stops_the_server_without_a_reply() {
+    // The write reaches the log; the fsync after it fails.
+    stops_without_a_reply("serve-gc-fail", 1, "fsync failed");
+}
+
+#[test]
 fn a_failed_log_write_stops_the_server_without_a_reply() {
-    let disk = SimDisk::new(None);
-    let srv = server("serve-gc-write-fail", &disk);
-    let mut c = Client::connect(&srv);
-    c.send(&[XADD]);
-    assert!(c.read().unwrap().contains('-'));
-    // The next write's log record cannot be written. redis-server exits on an AOF write
-    // error under `appendfsync always`; without the stop, the command got MISCONF and the
-    // server went on refusing writes.
-    disk.freeze_after(0);
-    c.send(&[XADD]);
-    assert_eq!(c.read(), None, "a reply for a write the log did not take");
-    assert!(
-        srv.wait_timeout(Duration::from_secs(20)),
-        "the server kept running"
-    );
-    let why = srv.join().expect("the server says why it stopped");
-    assert!(
-        why.contains("simulated power loss") && why.contains("appendfsync always"),
-        "{why}"
-    );
+    // The write's log record cannot be written: redis-server exits on an AOF write error
+    // under `appendfsync always`. (Without the stop, the command got MISCONF and the
+    // server went on refusing writes.)
+    stops_without_a_reply("serve-gc-write-fail", 0, "simulated power loss");
 }
 
 #[test]

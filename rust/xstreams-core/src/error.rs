@@ -547,9 +547,9 @@ configured for the default user. Are you sure your configuration is correct?";
     /// The commit thread of `--appendfsync always` is gone (cannot happen while the
     /// server runs: said rather than assumed).
     pub const COMMIT_THREAD_ENDED: &str = "the commit thread ended";
-    /// Why `xstreams serve --appendfsync always` stops after a failed fsync (as
-    /// redis-server exits then): replies waiting for it cannot be sent.
-    pub fn fsync_always_failed(why: &str) -> String {
+    /// Why `xstreams serve --appendfsync always` stops after a failed log write or fsync
+    /// (as redis-server exits then): replies waiting for it cannot be sent.
+    pub fn log_failed_under_always(why: &str) -> String {
         format!("Can't persist the log ({why}) with appendfsync always: exiting")
     }
     /// DEBUG VALIDATE found a broken invariant.

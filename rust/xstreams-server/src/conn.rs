@@ -422,7 +422,7 @@ async fn write_out(
             // The log failed (an fsync or a write): the replies would acknowledge writes
             // that are not durable, so nobody gets them. As redis-server exits then, the
             // server stops.
-            conn.sh.fail(errors::fsync_always_failed(&why));
+            conn.sh.fail(errors::log_failed_under_always(&why));
             return Err(WriteErr::Gone);
         }
     }

@@ -167,9 +167,20 @@ impl Ties<'_> {
 }
 
 /// Where a row's IID comes from: the IID column, or IDMPAUTO over the content columns.
-enum IidFrom<'a> {
+pub(crate) enum IidFrom<'a> {
     Column(&'a str),
     Content(Vec<String>),
+}
+
+impl<'a> IidFrom<'a> {
+    /// The kernels' `iid`/`content` arguments: exactly one of them, content not empty.
+    pub(crate) fn new(iid: Option<&'a str>, content: Option<Vec<String>>) -> PyResult<Self> {
+        match (iid, content) {
+            (Some(i), None) => Ok(IidFrom::Column(i)),
+            (None, Some(c)) if !c.is_empty() => Ok(IidFrom::Content(c)),
+            _ => Err(value_err("give iid or content columns")),
+        }
+    }
 }
 
 /// Each row's IDMPAUTO IID and its entry's size (field and value bytes), by input row.
@@ -444,11 +455,7 @@ pub fn _idmp_dedup<'py>(
     columns: Vec<String>,
 ) -> PyResult<Option<Bound<'py, PyList>>> {
     let answer = answer_columns(&columns)?;
-    let mode = match (iid, content) {
-        (Some(i), None) => IidFrom::Column(i),
-        (None, Some(c)) if !c.is_empty() => IidFrom::Content(c),
-        _ => return Err(value_err("give iid or content columns")),
-    };
+    let mode = IidFrom::new(iid, content)?;
     let (batches, schema) = match read_partition(batches)? {
         Partition::Rows(b, s) => (b, s),
         Partition::Empty => return Ok(Some(PyList::empty(py))),

@@ -21,7 +21,8 @@ use xstreams_core::dedup::IdmpDedup;
 
 use crate::arrow::{prepare, times_ms, values_across, Src};
 use crate::dedup::{
-    answer_columns, auto_iids, byte_values, column, output, read_partition, Answers, Partition,
+    answer_columns, auto_iids, byte_values, column, output, read_partition, Answers, IidFrom,
+    Partition,
 };
 
 /// Dedup one sorted partition (see the module docs): `iid` names the IID column, or
@@ -48,13 +49,7 @@ pub fn _idmp_dedup_sorted<'py>(
         Partition::Empty => return Ok(Some(PyList::empty(py))),
         Partition::Mixed => return Ok(None),
     };
-    // The field names of each row's pairs: the IID column's, or the content columns'.
-    let names: Vec<String> = match (iid, content) {
-        (Some(i), None) => vec![i.to_string()],
-        (None, Some(c)) if !c.is_empty() => c,
-        _ => return Err(crate::arrow::value_err("give iid or content columns")),
-    };
-    let auto = iid.is_none();
+    let mode = IidFrom::new(iid, content)?;
     let (p_idx, t_idx) = (column(&schema, producer)?, column(&schema, time)?);
     let n: usize = batches.iter().map(|b| b.num_rows()).sum();
     let mut pids = Vec::with_capacity(n);
@@ -66,23 +61,24 @@ pub fn _idmp_dedup_sorted<'py>(
     };
     // Each row's IID and entry size: the IDMPAUTO hash of its content pairs, or the IID
     // column's value as text (its one field pair).
-    let (hashes, sizes, prepared) = if auto {
-        match auto_iids(&batches, &schema, &names, n)? {
-            Some(a) => (a.hashes, a.sizes, Vec::new()),
+    let (hashes, sizes, prepared, iid_name) = match &mode {
+        IidFrom::Content(content) => match auto_iids(&batches, &schema, content, n)? {
+            Some(a) => (a.hashes, a.sizes, Vec::new(), ""),
             None => return Ok(None),
+        },
+        IidFrom::Column(name) => {
+            let idx = column(&schema, name)?;
+            let Ok(srcs) = batches
+                .iter()
+                .map(|b| prepare(b.column(idx), name))
+                .collect::<PyResult<Vec<Src>>>()
+            else {
+                return Ok(None);
+            };
+            (Vec::new(), Vec::new(), srcs, *name)
         }
-    } else {
-        let name = &names[0];
-        let idx = column(&schema, name)?;
-        let Ok(srcs) = batches
-            .iter()
-            .map(|b| prepare(b.column(idx), name))
-            .collect::<PyResult<Vec<Src>>>()
-        else {
-            return Ok(None);
-        };
-        (Vec::new(), Vec::new(), srcs)
     };
+    let auto = matches!(mode, IidFrom::Content(_));
     let values = values_across(&prepared, if auto { 0 } else { n });
     let mut kernel = IdmpDedup::new(duration, maxsize);
     let mut answers = Answers::new(n, &answer);
@@ -104,7 +100,7 @@ pub fn _idmp_dedup_sorted<'py>(
             (&hashes[row], sizes[row])
         } else {
             match values[row] {
-                Some(v) => (v, (names[0].len() + v.len()) as u64),
+                Some(v) => (v, (iid_name.len() + v.len()) as u64),
                 None => return Ok(None),
             }
         };

@@ -540,28 +540,57 @@ def test_rust_kernel_output_columns(large, keep):
 
 def test_rust_kernel_ids_of_every_width():
     """Entry IDs as ``<ms>-<seq>`` text for times of every width (the common 13 digits
-    and a one-digit sequence are written by a fixed-width path, the rest by another):
-    12 new IIDs in one millisecond take sequences 0 to 11 (1 to 12 at time 0: a stream's
-    first ID is above 0-0)."""
+    and a one-digit sequence are written by a fixed-width path, the rest by another;
+    the kernel keeps IDs of more than 43 bits of ms aside): 12 new IIDs in one
+    millisecond take sequences 0 to 11 (1 to 12 at time 0: a stream's first ID is above
+    0-0), and each IID sent again in that millisecond is a duplicate answered with its
+    first ID."""
     import pyarrow as pa
     from xstreams import _xstreams
 
     times = [0, 7, 999_999_999_999, 1_000_000_000_000, 1_234_567_890_109,
-             9_999_999_999_999, 10_000_000_000_000, 2**63 - 1]  # fmt: skip
-    pids, iids, ts, want = [], [], [], []
+             2**43 - 2, 2**43 - 1, 2**43, 9_999_999_999_999, 10_000_000_000_000,
+             2**63 - 1]  # fmt: skip
+    pids, iids, ts, want, dup = [], [], [], [], []
     for p, t in enumerate(times):
         for k in range(12):
-            pids.append(f"p{p}")
-            iids.append(f"e{k:02}")  # ties in one millisecond go by IID
-            ts.append(t)
-            want.append(f"{t}-{k + (t == 0)}")
+            for again in (False, True):  # ties in one millisecond go by IID, then row
+                pids.append(f"p{p}")
+                iids.append(f"e{k:02}")
+                ts.append(t)
+                want.append(f"{t}-{k + (t == 0)}")
+                dup.append(again)
     batch = pa.record_batch({"pid": pids, "iid": iids, "ts": ts})
-    out = _xstreams._idmp_dedup([batch], "pid", "iid", None, "ts", ["iid"], 2, 100, False, False,
-                                ALL)  # fmt: skip
+    for keep_first in (False, True):
+        out = _xstreams._idmp_dedup([batch], "pid", "iid", None, "ts", ["iid"], 2, 100,
+                                    keep_first, False, ALL)  # fmt: skip
+        table = pa.Table.from_batches(out)
+        kept = [w for w, d in zip(want, dup) if not (keep_first and d)]
+        assert table.column("entry_id").to_pylist() == kept
+        assert table.column("original_id").to_pylist() == kept
+        assert table.column("duplicate").to_pylist() == [d for d in dup if not (keep_first and d)]
+
+
+def test_rust_kernel_sequences_past_twenty_bits():
+    """A producer's 2**20 + 3 new IIDs in one millisecond take sequences 0 to 2**20 + 2,
+    past the 20 bits the kernel packs a sequence in (the rest are kept aside), and a
+    resend of the last one is a duplicate answered with its ID."""
+    import pyarrow as pa
+    from xstreams import _xstreams
+
+    n = 2**20 + 3
+    t = 1_700_000_000_000
+    iids = pa.array([f"e{k}" for k in range(n)] + [f"e{n - 1}"])
+    batch = pa.record_batch({
+        "pid": pa.array(["p"] * (n + 1)), "iid": iids, "ts": pa.array([t] * (n + 1)),
+        "row": pa.array(range(n + 1)),
+    })  # fmt: skip
+    # Ties by the row: the IIDs' text order is not their numbers'.
+    out = _xstreams._idmp_dedup([batch], "pid", "iid", None, "ts", ["row"], 2, n + 1,
+                                False, False, ["entry_id", "duplicate"])  # fmt: skip
     table = pa.Table.from_batches(out)
-    assert table.column("entry_id").to_pylist() == want
-    assert table.column("original_id").to_pylist() == want
-    assert not any(table.column("duplicate").to_pylist())
+    assert table.column("entry_id").to_pylist() == [f"{t}-{k}" for k in range(n)] + [f"{t}-{n - 1}"]
+    assert table.column("duplicate").to_pylist() == [False] * n + [True]
 
 
 @pytest.mark.parametrize("kernel", [True, False])

@@ -48,6 +48,29 @@ pub(crate) fn byte_values<'a>(
     idx: usize,
     out: &mut Vec<&'a [u8]>,
 ) -> bool {
+    each_bytes(batches, idx, |_, v| out.push(v))
+}
+
+/// `f(row, value)` for each value of a string or binary column across batches, rows
+/// counted across them; false (at the first such batch) if it has nulls or another type.
+/// A pass over the column without a vector of its values (16 bytes a row).
+pub(crate) fn each_bytes<'a>(
+    batches: &'a [RecordBatch],
+    idx: usize,
+    mut f: impl FnMut(usize, &'a [u8]),
+) -> bool {
+    fn offsets<'a, O: OffsetSizeTrait>(
+        offsets: &'a [O],
+        values: &'a [u8],
+        row: &mut usize,
+        f: &mut impl FnMut(usize, &'a [u8]),
+    ) {
+        for w in offsets.windows(2) {
+            f(*row, &values[w[0].as_usize()..w[1].as_usize()]);
+            *row += 1;
+        }
+    }
+    let mut row = 0usize;
     for b in batches {
         let arr = b.column(idx);
         if arr.null_count() > 0 {
@@ -55,17 +78,33 @@ pub(crate) fn byte_values<'a>(
         }
         match arr.data_type() {
             DataType::Utf8 => {
-                out.extend(arr.as_string::<i32>().iter().flatten().map(str::as_bytes))
+                let a = arr.as_string::<i32>();
+                offsets(a.value_offsets(), a.value_data(), &mut row, &mut f)
             }
             DataType::LargeUtf8 => {
-                out.extend(arr.as_string::<i64>().iter().flatten().map(str::as_bytes))
+                let a = arr.as_string::<i64>();
+                offsets(a.value_offsets(), a.value_data(), &mut row, &mut f)
+            }
+            DataType::Binary => {
+                let a = arr.as_binary::<i32>();
+                offsets(a.value_offsets(), a.value_data(), &mut row, &mut f)
+            }
+            DataType::LargeBinary => {
+                let a = arr.as_binary::<i64>();
+                offsets(a.value_offsets(), a.value_data(), &mut row, &mut f)
             }
             DataType::Utf8View => {
-                out.extend(arr.as_string_view().iter().flatten().map(str::as_bytes))
+                for v in arr.as_string_view().iter().flatten() {
+                    f(row, v.as_bytes());
+                    row += 1;
+                }
             }
-            DataType::Binary => out.extend(arr.as_binary::<i32>().iter().flatten()),
-            DataType::LargeBinary => out.extend(arr.as_binary::<i64>().iter().flatten()),
-            DataType::BinaryView => out.extend(arr.as_binary_view().iter().flatten()),
+            DataType::BinaryView => {
+                for v in arr.as_binary_view().iter().flatten() {
+                    f(row, v);
+                    row += 1;
+                }
+            }
             _ => return false,
         }
     }
@@ -240,16 +279,16 @@ pub(crate) fn auto_iids(
     }))
 }
 
-/// One row as the kernel visits it: its time inline and its IID as a range of the
+/// One row as the kernel visits it: its time inline and its IID as a place in the
 /// grouped IID bytes ([`Grouped::iids`]), so that sorting a producer's rows and feeding
 /// them to the IDMP state read memory in order. Reading each IID from the input's
 /// string buffer in sorted order missed the cache on nearly every row (perf: 91% of the
-/// IID hash's samples on its first load).
+/// IID hash's samples on its first load). 16 bytes: the IID's length is in the grouped
+/// bytes, just before it.
 #[derive(Clone, Copy)]
 struct Rec {
     time: i64,
-    off: usize,
-    len: u32,
+    off: u32,
     row: u32,
 }
 
@@ -260,108 +299,192 @@ struct Grouped {
     order: Vec<Rec>,
     /// Where each group starts in `order`, and the end.
     starts: Vec<usize>,
-    /// The IIDs' bytes, copied group after group in input order: one producer's IIDs
-    /// are one short stretch of memory.
+    /// Each IID as its length (4 bytes, little-endian) and its bytes, group after group
+    /// in input order: one producer's IIDs are one short stretch of memory.
     iids: Vec<u8>,
 }
+
+/// Bytes of an IID's length in [`Grouped::iids`].
+const LEN: usize = 4;
 
 impl Rec {
     /// This row's IID in the grouped IID bytes.
     fn iid<'b>(&self, iids: &'b [u8]) -> &'b [u8] {
-        &iids[self.off..self.off + self.len as usize]
+        let at = self.off as usize;
+        let len = u32::from_le_bytes([iids[at], iids[at + 1], iids[at + 2], iids[at + 3]]);
+        &iids[at + LEN..at + LEN + len as usize]
     }
 }
 
-fn producer_order(pids: &[&[u8]], times: &[i64], iids: &[&[u8]], ties: &Ties) -> Grouped {
+/// Where the rows' IIDs are read from, in input order.
+enum IidRows<'a> {
+    /// The IID column (its index in the batches).
+    Column(&'a [RecordBatch], usize),
+    /// IDMPAUTO: the hash of each row's content pairs.
+    Hashes(&'a [[u8; 16]]),
+}
+
+impl<'a> IidRows<'a> {
+    /// `f(row, iid)` for every row in input order; false if the IID column has nulls or
+    /// another type.
+    fn each(&self, mut f: impl FnMut(usize, &'a [u8])) -> bool {
+        match self {
+            IidRows::Column(batches, idx) => each_bytes(batches, *idx, f),
+            IidRows::Hashes(hashes) => {
+                for (row, h) in hashes.iter().enumerate() {
+                    f(row, h);
+                }
+                true
+            }
+        }
+    }
+}
+
+/// The rows of `batches` grouped by the producer column `p_idx` and sorted (see
+/// [`Grouped`]); `None` for input the kernel does not take: an empty or null producer,
+/// an IID column with nulls or of another type, IIDs of more than 4 GiB in all. Reads
+/// the producer and IID columns in passes over the batches, with no vector of their
+/// values (16 bytes a row each), and fills the grouped rows without zeroing them first:
+/// the kernel's memory traffic, more than its arithmetic, is its cost inside Spark.
+fn producer_order(
+    batches: &[RecordBatch],
+    p_idx: usize,
+    times: &[i64],
+    iids: &IidRows,
+    ties: &Ties,
+) -> Option<Grouped> {
+    let n = times.len();
     let mut index: HashMap<&[u8], u32> = HashMap::new();
-    let mut group: Vec<u32> = Vec::with_capacity(pids.len());
-    for p in pids {
-        let n = index.len() as u32;
-        group.push(*index.entry(p).or_insert(n));
+    let mut group: Vec<u32> = Vec::with_capacity(n);
+    let mut empty = false;
+    let read = each_bytes(batches, p_idx, |_, p| {
+        empty |= p.is_empty();
+        let next = index.len() as u32;
+        group.push(*index.entry(p).or_insert(next));
+    });
+    if !read || empty || group.len() != n {
+        return None;
     }
     // Rows and IID bytes per group, then where each group's rows and bytes start.
     let mut starts = vec![0usize; index.len() + 1];
     let mut byte_starts = vec![0usize; index.len() + 1];
-    for (&g, iid) in group.iter().zip(iids) {
+    for &g in &group {
         starts[g as usize + 1] += 1;
-        byte_starts[g as usize + 1] += iid.len();
+    }
+    if !iids.each(|row, iid| byte_starts[group[row] as usize + 1] += LEN + iid.len()) {
+        return None;
     }
     for i in 1..starts.len() {
         starts[i] += starts[i - 1];
         byte_starts[i] += byte_starts[i - 1];
     }
-    let (mut fill, mut byte_fill) = (starts.clone(), byte_starts.clone());
-    let blank = Rec {
-        time: 0,
-        off: 0,
-        len: 0,
-        row: 0,
-    };
-    let mut order = vec![blank; pids.len()];
-    let mut bytes = vec![0u8; byte_starts[index.len()]];
-    for (row, &g) in group.iter().enumerate() {
-        let (g, iid) = (g as usize, iids[row]);
-        let off = byte_fill[g];
-        bytes[off..off + iid.len()].copy_from_slice(iid);
-        byte_fill[g] += iid.len();
-        order[fill[g]] = Rec {
-            time: times[row],
-            off,
-            len: iid.len() as u32,
-            row: row as u32,
-        };
-        fill[g] += 1;
+    let total = byte_starts[index.len()];
+    if u32::try_from(total).is_err() {
+        return None;
     }
+    let (mut fill, mut byte_fill) = (starts.clone(), byte_starts.clone());
+    let mut order: Vec<Rec> = Vec::with_capacity(n);
+    let mut bytes = vec![0u8; total];
+    let slots = order.spare_capacity_mut();
+    iids.each(|row, iid| {
+        let g = group[row] as usize;
+        let off = byte_fill[g];
+        bytes[off..off + LEN].copy_from_slice(&(iid.len() as u32).to_le_bytes());
+        bytes[off + LEN..off + LEN + iid.len()].copy_from_slice(iid);
+        byte_fill[g] += LEN + iid.len();
+        slots[fill[g]].write(Rec {
+            time: times[row],
+            off: off as u32,
+            row: row as u32,
+        });
+        fill[g] += 1;
+    });
+    // SAFETY: every slot of `0..n` was written above, exactly once: group `g` has
+    // `starts[g + 1] - starts[g]` rows (counted from the same `group`), and its rows
+    // filled `starts[g]..starts[g + 1]` in turn; `n` rows in all (`group.len() == n`).
+    unsafe { order.set_len(n) };
+    // The stable sort: it finds the runs already in order (a producer's rows come in
+    // time order from each map task of Spark's shuffle) and merges them; the unstable
+    // one took a tenth of the kernel's time more on the bench's rows. Both give the same
+    // order: the row breaks every tie.
     for w in starts.windows(2) {
-        order[w[0]..w[1]].sort_unstable_by(|a, b| {
+        order[w[0]..w[1]].sort_by(|a, b| {
             a.time
                 .cmp(&b.time)
                 .then_with(|| ties.cmp(a, b, &bytes))
                 .then(a.row.cmp(&b.row))
         });
     }
-    Grouped {
+    Some(Grouped {
         order,
         starts,
         iids: bytes,
-    }
+    })
 }
 
 /// Each row's answer by input row, written as the IDMP state visits the rows in the
 /// grouped order: scattered writes, then sequential reads for the output batches (which
 /// follow the input). Keeping them in the grouped order and reading them back by input
-/// row through a position map made every read a likely cache miss.
+/// row through a position map made every read a likely cache miss. A row's answer is
+/// one 8-byte word, so that each scattered write touches one cache line: the ID and the
+/// flag apart (16 bytes and 1) were two lines, and the idle wait for them half of the
+/// IDMP loop's time.
 pub(crate) struct Answers {
-    /// Empty when no answer column shows an ID.
-    ids: Vec<StreamId>,
+    /// With IDs: each row's `ms << 21 | seq << 1 | duplicate`, or [`SPILLED`] for an ID
+    /// outside [`MS_LIMIT`]/[`SEQ_LIMIT`] (the years after 2248, a 20-bit sequence),
+    /// whose answer is in `spilled`. Empty when no answer column shows an ID.
+    packed: Vec<u64>,
+    spilled: HashMap<usize, (StreamId, bool)>,
+    /// Without IDs: each row's flag (a byte a row: the vector stays in the caches).
     dups: Vec<bool>,
 }
 
+/// IDs packed in an [`Answers`] word have `ms` below this (43 bits, all ones excluded:
+/// that word is [`SPILLED`])...
+const MS_LIMIT: u64 = (1 << 43) - 1;
+/// ... and `seq` below this (20 bits).
+const SEQ_LIMIT: u64 = 1 << 20;
+/// The word of a row whose answer is in [`Answers::spilled`].
+const SPILLED: u64 = u64::MAX;
+
 impl Answers {
-    /// Room for `n` rows' answers; IDs only if a column in `answer` shows them (without,
-    /// a row's answer is one byte).
+    /// Room for `n` rows' answers; IDs only if a column in `answer` shows them. Both
+    /// vectors are of zeros, which the allocator hands out without writing them.
     pub(crate) fn new(n: usize, answer: &[Answer]) -> Self {
         let with_ids = answer.iter().any(|a| *a != Answer::Duplicate);
         Answers {
-            ids: vec![StreamId::MIN; if with_ids { n } else { 0 }],
-            dups: vec![false; n],
+            packed: vec![0; if with_ids { n } else { 0 }],
+            spilled: HashMap::new(),
+            dups: vec![false; if with_ids { 0 } else { n }],
         }
     }
 
     /// Record row `row`'s answer.
     pub(crate) fn set(&mut self, row: usize, id: StreamId, duplicate: bool) {
-        if !self.ids.is_empty() {
-            self.ids[row] = id;
+        if self.packed.is_empty() {
+            self.dups[row] = duplicate;
+        } else if id.ms < MS_LIMIT && id.seq < SEQ_LIMIT {
+            self.packed[row] = id.ms << 21 | id.seq << 1 | duplicate as u64;
+        } else {
+            self.packed[row] = SPILLED;
+            self.spilled.insert(row, (id, duplicate));
         }
-        self.dups[row] = duplicate;
     }
 
+    /// Row `row`'s ID (only when a column shows IDs).
     fn id(&self, row: usize) -> StreamId {
-        self.ids[row]
+        match self.packed[row] {
+            SPILLED => self.spilled[&row].0,
+            w => StreamId::new(w >> 21, (w >> 1) & (SEQ_LIMIT - 1)),
+        }
     }
 
     fn duplicate(&self, row: usize) -> bool {
-        self.dups[row]
+        match self.packed.get(row) {
+            None => self.dups[row],
+            Some(&SPILLED) => self.spilled[&row].1,
+            Some(&w) => w & 1 == 1,
+        }
     }
 }
 
@@ -466,31 +589,22 @@ pub fn _idmp_dedup<'py>(
     if n > u32::MAX as usize {
         return Ok(None);
     }
-    let mut pids = Vec::with_capacity(n);
-    if !byte_values(&batches, p_idx, &mut pids) || pids.iter().any(|p| p.is_empty()) {
-        return Ok(None);
-    }
     let Ok(times) = times_ms(&batches, t_idx, time) else {
         return Ok(None);
     };
-    // Each row's IID, and with IDMPAUTO its entry's size (in IID mode: the IID column's
-    // name and value, its one field pair).
-    let mut iids: Vec<&[u8]> = Vec::with_capacity(n);
-    let (hashes, sizes) = match &mode {
+    // Where each row's IID comes from, and with IDMPAUTO each row's entry size (in IID
+    // mode: the IID column's name and value, its one field pair).
+    let (hashes, sizes, iid_idx) = match &mode {
         IidFrom::Content(content) => match auto_iids(&batches, &schema, content, n)? {
-            Some(a) => (a.hashes, Some(a.sizes)),
+            Some(a) => (a.hashes, Some(a.sizes), 0),
             None => return Ok(None),
         },
-        IidFrom::Column(i) => {
-            if !byte_values(&batches, column(&schema, i)?, &mut iids) {
-                return Ok(None);
-            }
-            (Vec::new(), None)
-        }
+        IidFrom::Column(i) => (Vec::new(), None, column(&schema, i)?),
     };
-    if let IidFrom::Content(_) = mode {
-        iids.extend(hashes.iter().map(|h| h.as_slice()));
-    }
+    let iid_rows = match mode {
+        IidFrom::Content(_) => IidRows::Hashes(&hashes),
+        IidFrom::Column(_) => IidRows::Column(&batches, iid_idx),
+    };
     let ties = match (iid, ties.as_slice()) {
         (Some(i), [t]) if t == i => Ties::Iid,
         _ => {
@@ -504,8 +618,10 @@ pub fn _idmp_dedup<'py>(
             Ties::Columns(cols)
         }
     };
-    let grouped = producer_order(&pids, &times, &iids, &ties);
-    drop((pids, times, iids, ties));
+    let Some(grouped) = producer_order(&batches, p_idx, &times, &iid_rows, &ties) else {
+        return Ok(None);
+    };
+    drop((times, iid_rows, ties));
     drop(hashes);
     let field_len = iid.map_or(0, |i| i.len() as u64);
     let mut kernel = IdmpDedup::new(duration, maxsize);
@@ -513,11 +629,12 @@ pub fn _idmp_dedup<'py>(
     for w in grouped.starts.windows(2) {
         kernel.next_producer();
         for rec in &grouped.order[w[0]..w[1]] {
+            let iid = rec.iid(&grouped.iids);
             let size = match &sizes {
-                None => field_len + rec.len as u64,
+                None => field_len + iid.len() as u64,
                 Some(s) => s[rec.row as usize],
             };
-            match kernel.add(rec.time, rec.iid(&grouped.iids), size) {
+            match kernel.add(rec.time, iid, size) {
                 Ok(o) => answers.set(rec.row as usize, o.id, o.duplicate),
                 Err(_) => return Ok(None),
             }

@@ -302,7 +302,7 @@ pub(crate) fn values_across(srcs: &[Src], n: usize) -> Vec<Option<&[u8]>> {
 
 /// Per-row command times in ms from an integer, timestamp or date column.
 pub(crate) fn times_ms(batches: &[RecordBatch], idx: usize, name: &str) -> PyResult<Vec<i64>> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(batches.iter().map(|b| b.num_rows()).sum());
     for b in batches {
         let arr = b.column(idx);
         if arr.null_count() > 0 {

@@ -386,6 +386,7 @@ fn producer_order(
     let mut order: Vec<Rec> = Vec::with_capacity(n);
     let mut bytes = vec![0u8; total];
     let slots = order.spare_capacity_mut();
+    let mut filled = 0usize;
     iids.each(|row, iid| {
         let g = group[row] as usize;
         let off = byte_fill[g];
@@ -398,10 +399,15 @@ fn producer_order(
             row: row as u32,
         });
         fill[g] += 1;
+        filled += 1;
     });
-    // SAFETY: every slot of `0..n` was written above, exactly once: group `g` has
-    // `starts[g + 1] - starts[g]` rows (counted from the same `group`), and its rows
-    // filled `starts[g]..starts[g + 1]` in turn; `n` rows in all (`group.len() == n`).
+    if filled != n {
+        return None;
+    }
+    // SAFETY: every slot of `0..n` was written above, exactly once: each of the `n`
+    // rows (`filled`) wrote the slot `fill[g]` of its group `g` and moved it on, and
+    // group `g` has `starts[g + 1] - starts[g]` rows (counted from the same `group`),
+    // so its rows filled `starts[g]..starts[g + 1]`, one slot each.
     unsafe { order.set_len(n) };
     // The stable sort: it finds the runs already in order (a producer's rows come in
     // time order from each map task of Spark's shuffle) and merges them; the unstable
@@ -594,16 +600,16 @@ pub fn _idmp_dedup<'py>(
     };
     // Where each row's IID comes from, and with IDMPAUTO each row's entry size (in IID
     // mode: the IID column's name and value, its one field pair).
-    let (hashes, sizes, iid_idx) = match &mode {
+    let (hashes, sizes) = match &mode {
         IidFrom::Content(content) => match auto_iids(&batches, &schema, content, n)? {
-            Some(a) => (a.hashes, Some(a.sizes), 0),
+            Some(a) => (a.hashes, Some(a.sizes)),
             None => return Ok(None),
         },
-        IidFrom::Column(i) => (Vec::new(), None, column(&schema, i)?),
+        IidFrom::Column(_) => (Vec::new(), None),
     };
-    let iid_rows = match mode {
+    let iid_rows = match &mode {
         IidFrom::Content(_) => IidRows::Hashes(&hashes),
-        IidFrom::Column(_) => IidRows::Column(&batches, iid_idx),
+        IidFrom::Column(i) => IidRows::Column(&batches, column(&schema, i)?),
     };
     let ties = match (iid, ties.as_slice()) {
         (Some(i), [t]) if t == i => Ties::Iid,

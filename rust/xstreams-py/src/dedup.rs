@@ -59,14 +59,16 @@ pub(crate) fn each_bytes<'a>(
     idx: usize,
     mut f: impl FnMut(usize, &'a [u8]),
 ) -> bool {
-    fn offsets<'a, O: OffsetSizeTrait>(
-        offsets: &'a [O],
-        values: &'a [u8],
+    fn values<'a, T: ByteArrayType>(
+        arr: &'a ArrayRef,
         row: &mut usize,
         f: &mut impl FnMut(usize, &'a [u8]),
     ) {
-        for w in offsets.windows(2) {
-            f(*row, &values[w[0].as_usize()..w[1].as_usize()]);
+        use arrow_buffer::ArrowNativeType;
+        let a = arr.as_bytes::<T>();
+        let data = a.value_data();
+        for w in a.value_offsets().windows(2) {
+            f(*row, &data[w[0].as_usize()..w[1].as_usize()]);
             *row += 1;
         }
     }
@@ -77,22 +79,10 @@ pub(crate) fn each_bytes<'a>(
             return false;
         }
         match arr.data_type() {
-            DataType::Utf8 => {
-                let a = arr.as_string::<i32>();
-                offsets(a.value_offsets(), a.value_data(), &mut row, &mut f)
-            }
-            DataType::LargeUtf8 => {
-                let a = arr.as_string::<i64>();
-                offsets(a.value_offsets(), a.value_data(), &mut row, &mut f)
-            }
-            DataType::Binary => {
-                let a = arr.as_binary::<i32>();
-                offsets(a.value_offsets(), a.value_data(), &mut row, &mut f)
-            }
-            DataType::LargeBinary => {
-                let a = arr.as_binary::<i64>();
-                offsets(a.value_offsets(), a.value_data(), &mut row, &mut f)
-            }
+            DataType::Utf8 => values::<Utf8Type>(arr, &mut row, &mut f),
+            DataType::LargeUtf8 => values::<LargeUtf8Type>(arr, &mut row, &mut f),
+            DataType::Binary => values::<BinaryType>(arr, &mut row, &mut f),
+            DataType::LargeBinary => values::<LargeBinaryType>(arr, &mut row, &mut f),
             DataType::Utf8View => {
                 for v in arr.as_string_view().iter().flatten() {
                     f(row, v.as_bytes());

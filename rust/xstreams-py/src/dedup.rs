@@ -423,8 +423,8 @@ fn producer_order(
 /// follow the input). Keeping them in the grouped order and reading them back by input
 /// row through a position map made every read a likely cache miss. A row's answer is
 /// one 8-byte word, so that each scattered write touches one cache line: the ID and the
-/// flag apart (16 bytes and 1) were two lines, and the idle wait for them half of the
-/// IDMP loop's time.
+/// flag apart (16 bytes and 1) were two lines, and the wait for them about a third of
+/// the IDMP loop's time (15 -> 11 ms per 550,000 rows).
 pub(crate) struct Answers {
     /// With IDs: each row's `ms << 21 | seq << 1 | duplicate`, or [`SPILLED`] for an ID
     /// outside [`MS_LIMIT`]/[`SEQ_LIMIT`] (the years after 2248, a 20-bit sequence),

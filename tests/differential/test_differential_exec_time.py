@@ -95,6 +95,36 @@ def test_exec_over_resp(want: Tuple[Any, ...], serve_port: int) -> None:
     assert _shape(_over_redis_py(serve_port, transaction=True)) == want
 
 
+def _with_info(port: int) -> List[Any]:
+    """The transaction with ``INFO keyspace`` half-way through its XADDs (a command that
+    reads the server, which ``xstreams serve`` runs between two parts of the queue), the
+    INFO reply taken out."""
+    import redis
+
+    cmds = _commands()
+    at = 2 + N // 2
+    cmds.insert(at, ["INFO", "keyspace"])
+    r = redis.Redis(host="127.0.0.1", port=port, socket_timeout=60)
+    try:
+        r.flushall()
+        pipe = r.pipeline(transaction=True)
+        for c in cmds:
+            pipe.execute_command(*c)
+        replies = pipe.execute()
+    finally:
+        r.close()
+    assert "db0" in replies[at]
+    return replies[:at] + replies[at + 1 :]
+
+
+def test_exec_with_info_runs_at_one_time(want: Tuple[Any, ...], oracle_port: int) -> None:
+    assert _shape(_with_info(oracle_port)) == want
+
+
+def test_exec_with_info_over_resp(want: Tuple[Any, ...], serve_port: int) -> None:
+    assert _shape(_with_info(serve_port)) == want
+
+
 def test_atomic_execute_many(want: Tuple[Any, ...]) -> None:
     xs = import_xstreams()
     if xs is None:

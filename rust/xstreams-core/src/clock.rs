@@ -48,4 +48,9 @@ impl Clock {
     pub fn is_pinned(&self) -> bool {
         self.pinned.is_some()
     }
+
+    /// The time the clock is pinned at, if it is.
+    pub fn pinned_at(&self) -> Option<i64> {
+        self.pinned
+    }
 }

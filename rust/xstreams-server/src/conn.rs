@@ -108,13 +108,19 @@ impl Session {
                     self.set_last_cmd(spec, &args);
                     self.exec(out)
                 } else {
+                    let sh = Arc::clone(&self.sh);
+                    let _step = sh.step();
                     admin::run(self, spec, s, &args, out)
                 };
                 let failed = out.get(at) == Some(&b'-');
                 self.count(resolved.slot, started, failed);
                 flow
             }
-            None => self.run_core(args, resolved.slot, started, out),
+            None => {
+                let sh = Arc::clone(&self.sh);
+                let _step = sh.step();
+                self.run_core(args, resolved.slot, started, out)
+            }
         }
     }
 
@@ -161,11 +167,30 @@ impl Session {
             self.error(out, EXECABORT);
             return Flow::Next;
         }
+        // The queue runs as one store batch when it can; else in parts, with every other
+        // client's commands (and the cron) held off until its last part has run.
+        let sh = Arc::clone(&self.sh);
         if let Some(dbs) = self.transaction_dbs(&m.cmds) {
+            let _step = sh.step();
             return self.exec_transaction(m.cmds, dbs, watch, out);
         }
-        let n = m.cmds.len();
-        let mut cmds = m.cmds.into_iter().peekable();
+        let _alone = sh.exclusive_step();
+        // ... at one command time, the blocked readers it serves served after it, as one
+        // store batch would.
+        let _parts = sh.store.begin_parts();
+        self.exec_in_parts(m.cmds, watch, out)
+    }
+
+    /// EXEC of a queue whose connection-level commands lock the store themselves: its
+    /// consecutive engine commands as atomic store batches, those commands between them.
+    fn exec_in_parts(
+        &mut self,
+        cmds: Vec<Queued>,
+        watch: Option<xstreams_core::Watch>,
+        out: &mut Vec<u8>,
+    ) -> Flow {
+        let n = cmds.len();
+        let mut cmds = cmds.into_iter().peekable();
         // With WATCH, the check and the engine commands that come first run as one atomic
         // batch; a touched key aborts the EXEC with a null array before anything runs.
         let mut first: Option<(Vec<usize>, Vec<Reply>, Instant)> = None;

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr, TcpListener as StdListener};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -297,6 +297,7 @@ pub fn start(cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
         fatal: Mutex::new(None),
         peak_memory: AtomicU64::new(0),
         inert: Mutex::new(HashMap::new()),
+        exec_gate: RwLock::new(()),
         proto_max_bulk_len: AtomicI64::new(crate::resp::DEFAULT_MAX_BULK_LEN),
         limits: Default::default(),
         query_buffer_limit: AtomicU64::new(1024 * 1024 * 1024),
@@ -403,8 +404,12 @@ async fn serve(
                 tokio::select! {
                     _ = tick.tick() => {
                         sh.stats.sample();
-                        let store = sh.store.clone();
-                        let _ = tokio::task::spawn_blocking(move || store.cron()).await;
+                        let sh = sh.clone();
+                        let _ = tokio::task::spawn_blocking(move || {
+                            let _step = sh.step();
+                            sh.store.cron()
+                        })
+                        .await;
                     }
                     _ = stopped(&mut rx) => break,
                 }

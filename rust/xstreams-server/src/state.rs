@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
 use tokio::sync::{watch, Notify};
@@ -217,9 +217,24 @@ pub struct Shared {
     pub limits: LiveLimits,
     /// Values of parameters CONFIG SET accepts without effect.
     pub inert: Mutex<HashMap<String, String>>,
+    /// What makes an EXEC one step, as redis-server's event loop does: every command
+    /// and the cron's expiry run holding it shared; an EXEC whose queue has to run in
+    /// parts (a connection-level command in it locks the store itself: INFO, CONFIG,
+    /// SAVE…) holds it alone, so no other client's command runs between its parts.
+    pub exec_gate: RwLock<()>,
 }
 
 impl Shared {
+    /// A share of [`Shared::exec_gate`]: held while one command (or the cron) runs.
+    pub fn step(&self) -> RwLockReadGuard<'_, ()> {
+        self.exec_gate.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// [`Shared::exec_gate`] alone: held while an EXEC run in parts runs.
+    pub fn exclusive_step(&self) -> RwLockWriteGuard<'_, ()> {
+        self.exec_gate.write().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub fn dynamic(&self) -> Dynamic {
         self.dynamic.lock().unwrap().clone()
     }

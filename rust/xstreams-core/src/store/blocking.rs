@@ -110,8 +110,14 @@ impl State {
     /// Serve the blocked calls the signaled keys make ready, as redis-server does after
     /// every command: key by key in signal order, the callers blocked on a key in the
     /// order they blocked, each re-executed now; what they change is served in turn.
-    /// Returns whether any call got its reply.
+    /// Returns whether any call got its reply. Inside a step run in parts
+    /// ([`Store::begin_parts`]) the keys are kept for its end instead.
     pub(super) fn serve(&mut self, mut sig: Signals) -> bool {
+        if let Some(held) = self.held.as_mut() {
+            // A step run in parts: its callers are served when it ends (`end_parts`).
+            held.add(sig.keys, sig.flushed_dbs);
+            return false;
+        }
         let mut served = false;
         while !sig.is_empty() && !self.waiters.is_empty() {
             let now = Instant::now();

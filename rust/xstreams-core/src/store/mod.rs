@@ -28,6 +28,7 @@ pub use blocking::{BlockedCall, ReadStep, Step};
 use blocking::{Signals, Waiter};
 pub use durable::LogWrites;
 pub use session::Session;
+pub use watching::Parts;
 
 struct State {
     ks: Keyspace,
@@ -47,6 +48,9 @@ struct State {
     logged: u64,
     /// The last [`crate::Watch`] ID handed out.
     next_watch: u64,
+    /// While a step run in parts runs ([`Store::begin_parts`]): the keys its parts made
+    /// ready, whose blocked callers are served when it ends.
+    held: Option<Signals>,
 }
 
 struct Shared {
@@ -131,6 +135,7 @@ impl Store {
                     dirty: 0,
                     logged: 0,
                     next_watch: 0,
+                    held: None,
                 }),
                 cond: Condvar::new(),
                 commit: Mutex::new(false),

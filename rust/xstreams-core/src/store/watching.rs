@@ -23,6 +23,53 @@ use super::{Shared, Signals, State, Store, CLOSED_ERROR, EXECABORT};
 /// an in-memory store's pipeline.
 pub(crate) const PIPELINE_CHUNK: usize = 256;
 
+/// One atomic step run as several calls, from [`Store::begin_parts`] until it is
+/// dropped.
+#[must_use = "the step ends when this is dropped"]
+pub struct Parts {
+    store: Store,
+    /// The time the clock was frozen at (`None`: it was pinned already).
+    frozen: Option<i64>,
+}
+
+impl Store {
+    /// Begin one atomic step that the caller runs as several calls while it keeps every
+    /// other caller out (the server's EXEC of a queue with INFO or CONFIG in it, whose
+    /// parts lock the store one by one). Until the returned [`Parts`] is dropped, the
+    /// clock stays at the present command time, so every part sees one time as the
+    /// commands of an EXEC do in redis-server (a pinned clock stays as it is), and the
+    /// blocked callers the parts make ready wait, to be served at the end, as
+    /// redis-server serves them after the EXEC. One step at a time.
+    pub fn begin_parts(&self) -> Parts {
+        let mut st = self.shared.state.lock();
+        let frozen = st.freeze_clock().then(|| st.ks.clock.now_ms());
+        st.held.get_or_insert_with(Signals::default);
+        Parts {
+            store: self.clone(),
+            frozen,
+        }
+    }
+}
+
+impl Drop for Parts {
+    /// The end of the step: the system clock again (unless a part pinned the clock
+    /// elsewhere: that pin stays), then the blocked callers its parts made ready are
+    /// served.
+    fn drop(&mut self) {
+        let shared = &self.store.shared;
+        let mut st = shared.state.lock();
+        if self.frozen.is_some() && st.ks.clock.pinned_at() == self.frozen {
+            st.ks.clock.set(None);
+        }
+        if let Some(sig) = st.held.take() {
+            st.serve(sig);
+        }
+        drop(st);
+        // Waiters re-check their deadlines against the clock, and the served ones wake.
+        shared.cond.notify_all();
+    }
+}
+
 impl Release for Shared {
     fn release(&self, id: u64, keys: &[(usize, Vec<u8>)]) {
         let mut st = self.state.lock();

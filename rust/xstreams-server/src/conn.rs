@@ -108,19 +108,13 @@ impl Session {
                     self.set_last_cmd(spec, &args);
                     self.exec(out)
                 } else {
-                    let sh = Arc::clone(&self.sh);
-                    let _step = sh.step();
                     admin::run(self, spec, s, &args, out)
                 };
                 let failed = out.get(at) == Some(&b'-');
                 self.count(resolved.slot, started, failed);
                 flow
             }
-            None => {
-                let sh = Arc::clone(&self.sh);
-                let _step = sh.step();
-                self.run_core(args, resolved.slot, started, out)
-            }
+            None => self.run_core(args, resolved.slot, started, out),
         }
     }
 
@@ -515,7 +509,8 @@ where
             match r {
                 Ok(Parsed::Incomplete) => break,
                 Ok(Parsed::Empty) => continue,
-                Ok(Parsed::Command(args)) => match conn.dispatch(args, &mut out) {
+                Ok(Parsed::Command(args)) => match dispatch_in_step(&mut conn, &sh, args, &mut out)
+                {
                     Flow::Next => {}
                     Flow::Close => {
                         close = true;
@@ -610,6 +605,26 @@ where
         Some(WriteErr::Gone) => wr.abort(),
         None => wr.close().await,
     }
+}
+
+/// [`Session::dispatch`] holding a share of the server's step gate
+/// ([`Shared::exec_gate`]), taken here rather than in `dispatch` (which would need its
+/// own handle on `Shared` per command); EXEC takes the gate itself, alone when it runs
+/// in parts.
+fn dispatch_in_step(
+    conn: &mut Session,
+    sh: &Shared,
+    args: Vec<Vec<u8>>,
+    out: &mut Vec<u8>,
+) -> Flow {
+    if args
+        .first()
+        .is_some_and(|a| a.eq_ignore_ascii_case(b"exec"))
+    {
+        return conn.dispatch(args, out);
+    }
+    let _step = sh.step();
+    conn.dispatch(args, out)
 }
 
 /// Resolves after `secs` seconds; never when `secs` is 0.

@@ -69,7 +69,9 @@ DEFAULT_SCHEMA = StructType(
 )
 
 _META = ("stream", "id", "ms", "seq", "fields")
-_DEDUP_COLUMNS = ("entry_id", "duplicate", "original_id")
+#: dedup's answer columns, in their one place here: each holds the reply's entry ID
+#: (text) or the duplicate flag. The Rust kernel reads the same names (``Answer``).
+_DEDUP_COLUMNS = {"entry_id": "id", "duplicate": "flag", "original_id": "id"}
 # Not original_id: it repeats entry_id, and each string column costs Spark a copy per row.
 _DEFAULT_COLUMNS = {"all": ["entry_id", "duplicate"], "first": ["entry_id"]}
 _IDMP_MIN_DURATION, _IDMP_MAX_DURATION = 1, 86_400
@@ -252,13 +254,13 @@ class _DedupPartition:
             }
         )
         fields = self.content if self.content is not None else [self.iid]
-        answer_types = {"entry_id": id_type, "duplicate": pa.bool_(), "original_id": id_type}
+        types = {"id": id_type, "flag": pa.bool_()}
         # The answers are never null (a failed row raises), as the kernel's and the
         # Spark schema's fields say.
-        schema = pa.schema(
-            [*table.schema, *(pa.field(c, answer_types[c], nullable=False) for c in self.columns)],
-            metadata=table.schema.metadata,
-        )
+        answer_fields = [
+            pa.field(c, types[_DEDUP_COLUMNS[c]], nullable=False) for c in self.columns
+        ]
+        schema = pa.schema([*table.schema, *answer_fields], metadata=table.schema.metadata)
         try:
             for batch in table.to_batches(max_chunksize=_DEDUP_CHUNK):
                 res = store.xadd_batch(
@@ -284,9 +286,10 @@ class _DedupPartition:
                 if self.keep == "first":
                     keep = pc.invert(dup)
                     batch, ids, dup = batch.filter(keep), ids.filter(keep), dup.filter(keep)
-                answer = {"entry_id": ids, "duplicate": dup, "original_id": ids}
+                answer = {"id": ids, "flag": dup}
                 yield pa.RecordBatch.from_arrays(
-                    [*batch.columns, *(answer[c] for c in self.columns)], schema=schema
+                    [*batch.columns, *(answer[_DEDUP_COLUMNS[c]] for c in self.columns)],
+                    schema=schema,
                 )
         finally:
             store.close()
@@ -381,12 +384,8 @@ def dedup(
     # original_id comes out of the worker (the entry_id array again) rather than from a
     # Spark projection after mapInArrow, which copied every output row once more
     # (docs/spark-speed.md).
-    extra = [
-        StructField(c, BooleanType(), False)
-        if c == "duplicate"
-        else StructField(c, StringType(), False)
-        for c in answer
-    ]
+    types = {"id": StringType(), "flag": BooleanType()}
+    extra = [StructField(c, types[_DEDUP_COLUMNS[c]], False) for c in answer]
     # A null producer, IID or time fails the task (both worker paths refuse it), so the
     # rows out never hold one: saying so spares Spark a validity check per value.
     keys = {producer, time, *([iid] if iid else [])}

@@ -41,8 +41,8 @@ use xstreams_core::StreamId;
 
 use crate::arrow::{prepare, times_ms, value_err, values_across, Src};
 
-/// The values of a string or binary column across batches; `None` if it has nulls or
-/// another type.
+/// The values of a string or binary column across batches, appended to `out`; false if
+/// it has nulls or another type.
 pub(crate) fn byte_values<'a>(
     batches: &'a [RecordBatch],
     idx: usize,
@@ -301,8 +301,9 @@ impl Rec {
     /// This row's IID in the grouped IID bytes.
     fn iid<'b>(&self, iids: &'b [u8]) -> &'b [u8] {
         let at = self.off as usize;
-        let len = u32::from_le_bytes([iids[at], iids[at + 1], iids[at + 2], iids[at + 3]]);
-        &iids[at + LEN..at + LEN + len as usize]
+        let (len, rest) = iids[at..].split_at(LEN);
+        let len = u32::from_le_bytes(len.try_into().expect("a 4-byte length")) as usize;
+        &rest[..len]
     }
 }
 

@@ -1,7 +1,8 @@
 """MULTI/EXEC is atomic however its queue is made: no other client's command runs
 between two of its commands, also when the queue holds connection-level commands that
-read or change the server (INFO, CONFIG). redis-server runs an EXEC as one step of its event loop; ``xstreams
-serve`` must give the same guarantee with its connections on several threads.
+read or change the server (INFO, CONFIG). redis-server runs an EXEC as one step of its
+event loop; ``xstreams serve`` must give the same guarantee with its connections on
+several threads.
 
 Each case runs against ``xstreams serve`` and, when a redis-server is at hand
 (``$XSTREAMS_REDIS_SERVER``), against it too: the same assertions hold on both.

@@ -2,7 +2,7 @@
 
     python bench/dedup_kernel.py [ROWS] [--shuffled] [--columns=duplicate,...]
                                  [--content] [--worker] [--shared-times] [--order]
-                                 [--cold]
+                                 [--float-order] [--cold]
 
 One call of ``_xstreams._idmp_dedup`` (what ``xstreams.spark.dedup`` runs once per Spark
 partition) on ROWS rows (default 550,000: one of the four partitions of
@@ -17,11 +17,12 @@ task runs (``xstreams.spark._DedupPartition``, whichever paths it takes), for co
 wheels whose kernels differ. ``--shared-times``: times in whole minutes, so that about
 20 rows of each producer share each time and the ties decide their order;
 ``--order``: ties by an integer order column instead of the IID (or the content
-columns). ``--cold``: 16 calls, each after a 0.1 s pause, their median shown as well:
-the caches and the allocator's pages are no longer the last call's, as for a Spark task
-(whose kernel costs about the cold figure). Each figure is the best of 8 (16) calls in
-``time.process_time()`` (CPU time of this process: preemption by other processes does
-not count), so two wheels run one after the other on a shared machine compare fairly.
+columns); ``--float-order``: by a float64 one. ``--cold``: 16 calls, each after a 0.1 s
+pause, their median shown as well: the caches and the allocator's pages are no longer
+the last call's, as for a Spark task (whose kernel costs about the cold figure). Each
+figure is the best of 8 (16) calls in ``time.process_time()`` (CPU time of this process:
+preemption by other processes does not count), so two wheels run one after the other on
+a shared machine compare fairly.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def partition(rows: int, shuffled: bool, shared_times: bool = False) -> list:
             "ts": pa.array(ts),
             "amount": pa.array(ids % 1000),
             "ord": pa.array((ids * 7919) % 1009),
+            "ford": pa.array(((ids * 7919) % 1009) / 7.0),
         }
     )
     return table.to_batches(max_chunksize=10_000)
@@ -70,6 +72,7 @@ def main() -> None:
     content = ["iid", "amount"] if "--content" in sys.argv else None
     iid = None if content else "iid"
     ties = ["ord"] if "--order" in sys.argv else (content or ["iid"])
+    ties = ["ford"] if "--float-order" in sys.argv else ties
 
     def kernel() -> list:
         return _xstreams._idmp_dedup(
@@ -97,6 +100,7 @@ def main() -> None:
     order = "shuffled" if "--shuffled" in sys.argv else "time order"
     order += ", times shared" if "--shared-times" in sys.argv else ""
     order += ", ties by an order column" if "--order" in sys.argv else ""
+    order += ", ties by a float order column" if "--float-order" in sys.argv else ""
     order += ", cold" if cold else ""
     median = f" (median {statistics.median(took) * 1e3:.1f} ms)" if cold else ""
     print(

@@ -12,6 +12,7 @@ with nulls, a timestamp time column.
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any, Dict, List, Optional
 
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.spark
 
 NOW = 1_700_000_000_000
 ALL = list(xs._DEDUP_COLUMNS)
+NAN, INF = float("nan"), float("inf")
 
 
 def make_events(seed: int, producers: int = 5, per_producer: int = 120) -> List[Dict[str, Any]]:
@@ -288,9 +290,18 @@ def test_rust_kernel_matches_the_store_path(seed, order, keep, columns, long_iid
             assert not any(fast.column("duplicate").to_pylist())
 
 
+def _values(table: Any) -> Dict[str, list]:
+    """A table's columns as lists, NaN spelled "nan" (NaN != NaN would fail equal lists)."""
+    return {
+        name: ["nan" if isinstance(v, float) and math.isnan(v) else v for v in values]
+        for name, values in table.to_pydict().items()
+    }
+
+
 def _typed_partition(seed: int, n: int = 500) -> Any:
     """One partition with typed content columns holding nulls (text, int, float with
-    -0.0, bool, binary), an integer IID column, a float and an integer order column."""
+    -0.0 and NaN, bool, binary), an integer IID column, a float (with NaN, infinities
+    and both zeros) and an integer order column."""
     import pyarrow as pa
 
     rng = random.Random(seed)
@@ -308,10 +319,11 @@ def _typed_partition(seed: int, n: int = 500) -> Any:
             "num_iid": k,
             "kind": "ab"[k % 2],
             "amount": k - 2,
-            "price": rng.choice([-0.0, 0.0]) if k == 0 else k / 4,
+            "price": rng.choice([-0.0, 0.0]) if k == 0 else (NAN if k == 5 else k / 4),
             "ok": k > 2,
             "blob": b"\x00k%d" % k,
-            "fo": rng.choice([None, 0.5, k / 3]),
+            # Every place Arrow's sort gives a float: null, NaN, -inf, -0.0 = 0.0, inf.
+            "fo": rng.choice([None, 0.5, k / 3, NAN, -INF, INF, -0.0, 0.0]),
             "io": rng.choice([None, 0, 1, 2]),
         }
         for c in content:
@@ -327,13 +339,14 @@ def _typed_partition(seed: int, n: int = 500) -> Any:
     return table.to_batches(max_chunksize=97)
 
 
-# (content, order): IDMPAUTO the first kernel takes -- ties by content columns it can
-# order (text, int, bool, binary, with nulls), or by an integer order column (a float
-# content column is only hashed then).
+# (content, order): IDMPAUTO the first kernel takes -- ties by the content columns
+# (text, int, float, bool, binary, with nulls), or by an integer or float order column.
 FIRST_CASES = [
     (["kind", "amount", "ok", "blob"], None),
+    (["kind", "amount", "price", "ok", "blob"], None),  # a float among the ties
     (["blob", "kind", "price"], "io"),
     (["price", "kind"], "io"),
+    (["price", "kind"], "fo"),  # a float order column
 ]
 
 
@@ -361,17 +374,16 @@ def test_first_kernel_takes_idmpauto_and_matches_both_other_paths(
     slow = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
     assert first.schema == sorted_.schema == slow.schema
     assert first.column_names == [*batches[0].schema.names, *answer]
-    assert first.to_pydict() == sorted_.to_pydict() == slow.to_pydict()
+    assert _values(first) == _values(sorted_) == _values(slow)
     if keep == "all" and "duplicate" in answer:
         dups = first.column("duplicate").to_pylist()
         assert 0 < sum(dups) < len(dups)
 
 
 SORTED_CASES = [  # (iid, content, order): input the first kernel leaves
-    (None, ["kind", "amount", "price", "ok", "blob"], None),  # IDMPAUTO, ties by content
-    (None, ["price", "kind"], "fo"),  # IDMPAUTO, a float order column
     ("num_iid", None, None),  # an integer IID
     ("num_iid", None, "fo"),
+    ("num_iid", None, "io"),
 ]
 
 
@@ -381,9 +393,9 @@ SORTED_CASES = [  # (iid, content, order): input the first kernel leaves
 def test_sorted_partition_kernel_matches_the_store_path(
     seed, iid, content, order, keep, columns, monkeypatch
 ):
-    """IDMPAUTO over typed content with nulls, an integer IID, a float order column: the
-    kernel of the sorted partition gives the rows and answers of the store path, and it
-    (not the store) answered them."""
+    """An integer IID (with integer and float order columns): the kernel of the sorted
+    partition gives the rows and answers of the store path, and it (not the store)
+    answered them."""
     import pyarrow as pa
     from xstreams import _xstreams
 
@@ -391,7 +403,7 @@ def test_sorted_partition_kernel_matches_the_store_path(
     answer = xs._answer_columns(columns, keep)
     ties = [order] if order else ([iid] if iid else list(content))
     fn = xs._DedupPartition("pid", iid, content, "ts", ties, 2, 3, False, keep, answer)
-    # A float tie or an integer IID: the first kernel leaves the partition.
+    # An integer IID: the first kernel leaves the partition.
     assert _xstreams._idmp_dedup(batches, "pid", iid, content, "ts", ties, 2, 3, False, False,
                                  answer) is None  # fmt: skip
     table = fn._sorted(pa.Table.from_batches(batches))
@@ -402,7 +414,7 @@ def test_sorted_partition_kernel_matches_the_store_path(
     slow = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
     assert fast.schema == slow.schema
     assert fast.column_names == [*batches[0].schema.names, *answer]
-    assert fast.to_pydict() == slow.to_pydict()
+    assert _values(fast) == _values(slow)
     if keep == "all" and "duplicate" in answer:
         dups = fast.column("duplicate").to_pylist()
         assert 0 < sum(dups) < len(dups)
@@ -433,6 +445,37 @@ def test_sorted_partition_kernel_leaves_error_rows_to_the_store():
     for b in (apart, late):
         assert _xstreams._idmp_dedup_sorted([b], "pid", "ts", "i", None, 2, 4, False, False,
                                             ["entry_id"]) is None  # fmt: skip
+
+
+@pytest.mark.parametrize("float_type", ["float64", "float32"])
+def test_rust_kernel_orders_float_ties_as_arrows_sort(float_type):
+    """Rows of one producer and one time, ordered by a float column: nulls, then NaN,
+    then the numbers, -0.0 and 0.0 equal (the row decides), as Arrow's stable sort
+    orders them. Each row's IID is its own, so its ID's sequence is its place."""
+    import pyarrow as pa
+    from xstreams import _xstreams
+
+    o = [1.0, NAN, None, 0.0, -0.0, -INF, INF, None, -1.5, NAN]
+    batch = pa.record_batch(
+        {
+            "pid": ["a"] * len(o),
+            "iid": [f"r{i}" for i in range(len(o))],
+            "ts": [1] * len(o),
+            "o": pa.array(o, type=getattr(pa, float_type)()),
+        }
+    )
+    places = [2, 7, 1, 9, 5, 8, 3, 4, 0, 6]  # rows in the order they are added
+    want = [""] * len(o)
+    for seq, row in enumerate(places):
+        want[row] = f"1-{seq}"
+    got = _xstreams._idmp_dedup([batch], "pid", "iid", None, "ts", ["o"], 2, 100, False,
+                                False, ["entry_id"])  # fmt: skip
+    assert got is not None, "the kernel left float ties to another path"
+    assert got[0].column("entry_id").to_pylist() == want
+    # The reference agrees: Arrow's sort of the same rows, answered by the store path.
+    fn = xs._DedupPartition("pid", "iid", None, "ts", ["o"], 2, 100, False, "all", ["entry_id"])
+    table = fn._sorted(pa.Table.from_batches([batch]))
+    assert table.column("iid").to_pylist() == [f"r{r}" for r in places]
 
 
 def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():

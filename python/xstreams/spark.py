@@ -226,7 +226,7 @@ class _DedupPartition:
         if out is not None:
             yield from out
             return
-        # Input it does not take (nulls, other types, float ties, rows XADD refuses):
+        # Input it does not take (nulls, other types, rows XADD refuses):
         # the paths below give the same answers and the store's errors.
         if not got:
             return

@@ -102,15 +102,38 @@ pub(crate) fn each_bytes<'a>(
 }
 
 /// A tie column (other than the IID): integers, timestamps, dates and booleans as their
-/// stored integer, strings and binary as bytes; nulls first, as the reference sorts.
-/// Floats are left to Arrow's sort (its place for NaN and -0.0 is its own).
+/// stored integer, float32/float64 as [`float_key`], strings and binary as bytes; nulls
+/// first, as the reference (Arrow's sort) puts them.
 enum Tie<'a> {
     Ints(Vec<Option<i64>>),
     Bytes(Vec<Option<&'a [u8]>>),
 }
 
+/// A float's place in Arrow's ascending sort (the reference's), as an integer: NaN
+/// before every number (and after the nulls, which `None` puts first), -0.0 equal to
+/// 0.0 (so the row decides between them, as in Arrow's stable sort), the rest by value.
+fn float_key(x: f64) -> i64 {
+    if x.is_nan() {
+        return i64::MIN;
+    }
+    let x = if x == 0.0 { 0.0 } else { x };
+    let bits = x.to_bits() as i64;
+    // Negative floats order backwards as integers: flip all but their sign bit.
+    bits ^ (((bits >> 63) as u64) >> 1) as i64
+}
+
 fn tie_values<'a>(batches: &'a [RecordBatch], idx: usize) -> Option<Tie<'a>> {
     let first = batches.first()?.column(idx).data_type().clone();
+    macro_rules! floats {
+        ($t:ty) => {{
+            let mut v = Vec::new();
+            for b in batches {
+                let a = b.column(idx).as_primitive::<$t>();
+                v.extend(a.iter().map(|x| x.map(|x| float_key(f64::from(x)))));
+            }
+            Some(Tie::Ints(v))
+        }};
+    }
     macro_rules! ints {
         ($t:ty) => {{
             let mut v = Vec::new();
@@ -141,6 +164,8 @@ fn tie_values<'a>(batches: &'a [RecordBatch], idx: usize) -> Option<Tie<'a>> {
         UInt8 => ints!(UInt8Type),
         UInt16 => ints!(UInt16Type),
         UInt32 => ints!(UInt32Type),
+        Float32 => floats!(Float32Type),
+        Float64 => floats!(Float64Type),
         Date32 => ints!(Date32Type),
         Date64 => ints!(Date64Type),
         Timestamp(arrow_schema::TimeUnit::Second, _) => ints!(TimestampSecondType),

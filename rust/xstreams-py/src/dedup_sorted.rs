@@ -1,8 +1,9 @@
 //! `_idmp_dedup_sorted`: the Spark dedup's kernel for a partition the caller has already
 //! sorted by (producer, time, ties) -- the input [`crate::dedup::_idmp_dedup`] does not
-//! take: an IID column of another type than text, a tie column it cannot order (floats,
-//! among the content columns of IDMPAUTO too). Python sorts the partition (Arrow's sort, the same one the
-//! store path uses) and this kernel answers each row in that order with
+//! take: an IID column of another type than text, a tie column of a type it does not
+//! order (float16, uint64, decimals..., among the content columns of IDMPAUTO too).
+//! Python sorts the partition (Arrow's sort, the same one the store path uses) and this
+//! kernel answers each row in that order with
 //! [`xstreams_core::dedup::IdmpDedup`], as `Store.xadd_batch` would have: the IID is the
 //! IID column's value, or the IDMPAUTO hash ([`xstreams_core::idmp::auto_iid`]) of the
 //! content columns' field/value pairs, values converted to text as `xadd_batch` converts

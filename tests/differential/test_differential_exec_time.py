@@ -15,7 +15,7 @@ must be the same once each reply's millisecond is taken relative to the first ID
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator, List, Tuple
+from typing import Any, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -44,14 +44,17 @@ def _shape(replies: List[Any]) -> Tuple[Any, ...]:
     return (rel, replies[2 + N], replies[3 + N])
 
 
-def _over_redis_py(port: int, transaction: bool) -> List[Any]:
+def _over_redis_py(
+    port: int, transaction: bool, cmds: Optional[List[List[Any]]] = None
+) -> List[Any]:
+    """The replies to ``cmds`` (default: ``_commands()``) sent in one pipeline."""
     import redis
 
     r = redis.Redis(host="127.0.0.1", port=port, socket_timeout=60)
     try:
         r.flushall()
         pipe = r.pipeline(transaction=transaction)
-        for c in _commands():
+        for c in _commands() if cmds is None else cmds:
             pipe.execute_command(*c)
         return pipe.execute()
     finally:
@@ -99,20 +102,10 @@ def _with_info(port: int) -> List[Any]:
     """The transaction with ``INFO keyspace`` half-way through its XADDs (a command that
     reads the server, which ``xstreams serve`` runs between two parts of the queue), the
     INFO reply taken out."""
-    import redis
-
     cmds = _commands()
     at = 2 + N // 2
     cmds.insert(at, ["INFO", "keyspace"])
-    r = redis.Redis(host="127.0.0.1", port=port, socket_timeout=60)
-    try:
-        r.flushall()
-        pipe = r.pipeline(transaction=True)
-        for c in cmds:
-            pipe.execute_command(*c)
-        replies = pipe.execute()
-    finally:
-        r.close()
+    replies = _over_redis_py(port, transaction=True, cmds=cmds)
     assert "db0" in replies[at]
     return replies[:at] + replies[at + 1 :]
 

@@ -183,9 +183,10 @@ impl Store {
     ///
     /// In a durable store the rows' records are written together when the call ends, or
     /// ahead in chunks while it runs (as redis-server writes a pipeline's AOF records once
-    /// per event-loop turn), not one write per row; a failed write fails the call with
-    /// the MISCONF error (the rows ran in memory; later writes are refused, as after any
-    /// failed log write), and a crash keeps the whole rows written before it.
+    /// per event-loop turn), not one write per row; a failed write refuses later writes
+    /// (MISCONF) until a retry writes what waits, and under `always` also fails this call
+    /// with the MISCONF error (the rows ran in memory); a crash keeps the whole rows
+    /// written before it.
     ///
     /// In-memory stores may run each row at its own command time (`rows.times`) and in
     /// dedup mode (`rows.forget`); both are refused for durable stores.

@@ -51,8 +51,19 @@ pub const READ_ONLY_ERROR: &str = "READONLY You can't write against a read only 
 /// closed.
 pub const CLOSED_ERROR: &str = "ERR the store was closed";
 
+/// An I/O error as redis-server's `strerror` shows it in MISCONF and the log: the
+/// system's text without Rust's ` (os error N)`.
+pub fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match (e.raw_os_error(), text.rsplit_once(" (os error ")) {
+        (Some(_), Some((reason, _))) => reason.to_owned(),
+        _ => text,
+    }
+}
+
 impl CmdError {
-    /// A durable store's log could not be written: writes are refused until it reopens.
+    /// A durable store's log could not be written or fsynced: writes are refused until a
+    /// retry succeeds (or, after a failed fsync under `always`, the store reopens).
     pub fn misconf(e: impl fmt::Display) -> Self {
         CmdError::coded(format!("MISCONF Errors writing to the AOF file: {e}"))
     }

@@ -327,8 +327,14 @@ pub fn memory_section(k: &KeyspaceFigures, peak: Option<u64>) -> String {
 }
 
 /// INFO persistence: `dirty` changes since the store was opened or last compacted,
-/// the time of the last save when known, whether commands are logged.
-pub fn persistence_section(dirty: u64, last_save_unix: Option<i64>, durable: bool) -> String {
+/// the time of the last save when known, whether commands are logged and whether the
+/// log stopped taking writes (a failed write or fsync: `aof_last_write_status:err`).
+pub fn persistence_section(
+    dirty: u64,
+    last_save_unix: Option<i64>,
+    durable: bool,
+    log_failed: bool,
+) -> String {
     let mut b = format!(
         "loading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\n\
          current_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\n\
@@ -342,8 +348,9 @@ pub fn persistence_section(dirty: u64, last_save_unix: Option<i64>, durable: boo
         b,
         "rdb_last_bgsave_status:ok\r\naof_enabled:{}\r\naof_rewrite_in_progress:0\r\n\
          aof_rewrite_scheduled:0\r\naof_last_bgrewrite_status:ok\r\n\
-         aof_last_write_status:ok\r\n",
+         aof_last_write_status:{}\r\n",
         u8::from(durable),
+        if log_failed { "err" } else { "ok" },
     );
     b
 }
@@ -393,6 +400,8 @@ pub struct StoreFacts {
     pub dirty: u64,
     /// Callers waiting in a blocking read.
     pub blocked_clients: usize,
+    /// The log stopped taking writes.
+    pub log_failed: bool,
 }
 
 /// The INFO text of the embedded store (no connections, no server statistics): the
@@ -431,7 +440,7 @@ pub fn store_info(
         push_section(
             &mut out,
             "Persistence",
-            &persistence_section(facts.dirty, None, durable),
+            &persistence_section(facts.dirty, None, durable, facts.log_failed),
         );
     }
     if wanted.has("cpu") {

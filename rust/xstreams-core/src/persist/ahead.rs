@@ -8,7 +8,9 @@
 //! its EXEC. A crash or a failed write before the last chunk leaves a MULTI without its
 //! EXEC at the end of the log, which replay drops as a cut tail, exactly as a single
 //! write cut short. After a failed chunk nothing more is written (a gap inside a block
-//! would corrupt the log); the error is returned when the block ends.
+//! would corrupt the log); the error is returned when the block ends, with the bytes not
+//! written (the failed chunk's rest and every later chunk), which the journal keeps to
+//! write when the log takes writes again.
 
 use std::io;
 use std::sync::mpsc::{self, Receiver, SyncSender};
@@ -30,7 +32,20 @@ pub struct WriteAhead {
     /// per chunk would fault in and zero new pages).
     spares: Vec<Vec<u8>>,
     back: Receiver<Vec<u8>>,
-    thread: JoinHandle<io::Result<u64>>,
+    thread: JoinHandle<Written>,
+}
+
+/// What the writer thread did with a block.
+#[derive(Debug, Default)]
+pub struct Written {
+    /// Bytes that reached the log.
+    pub written: u64,
+    /// The write that failed, if one did...
+    pub failed: Option<io::Error>,
+    /// ...and the block's bytes after what was written.
+    pub rest: Vec<u8>,
+    /// The thread panicked: what it wrote is unknown, so nothing can follow it.
+    pub lost: bool,
 }
 
 impl WriteAhead {
@@ -66,42 +81,44 @@ impl WriteAhead {
             .unwrap_or_else(|| Vec::with_capacity(capacity))
     }
 
-    /// Write `last` (the block's end), wait for every chunk, and return the bytes written
-    /// or the first error, with the written buffers to keep for the next block.
-    pub fn finish(self, last: Vec<u8>) -> (io::Result<u64>, Vec<Vec<u8>>) {
+    /// Write `last` (the block's end), wait for every chunk, and return what was written
+    /// (see [`Written`]), with the written buffers to keep for the next block.
+    pub fn finish(self, last: Vec<u8>) -> (Written, Vec<Vec<u8>>) {
         let _ = self.chunks.send(last);
         drop(self.chunks);
-        let res = self
-            .thread
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the log writer thread panicked")));
+        let res = self.thread.join().unwrap_or_else(|_| Written {
+            failed: Some(io::Error::other("the log writer thread panicked")),
+            lost: true,
+            ..Written::default()
+        });
         let mut bufs = self.spares;
         bufs.extend(self.back.try_iter());
         (res, bufs)
     }
 }
 
-/// The writer thread: each chunk in order, stopping at the first failure (later chunks
-/// are only given back). Returns the bytes written or that failure.
+/// The writer thread: each chunk in order, stopping at the first failure (the rest of
+/// that chunk and the later ones are kept in [`Written::rest`]).
 fn write_chunks(
     mut file: LogFile,
     todo: Receiver<Vec<u8>>,
     back: mpsc::Sender<Vec<u8>>,
-) -> io::Result<u64> {
-    let mut written = 0u64;
-    let mut failed = None;
+) -> Written {
+    let mut out = Written::default();
     for mut chunk in todo {
-        if failed.is_none() {
-            match file.write_all(&chunk) {
-                Ok(()) => written += chunk.len() as u64,
-                Err(e) => failed = Some(e),
+        if out.failed.is_none() {
+            let mut done = 0;
+            let res = file.append(&chunk, &mut done);
+            out.written += done as u64;
+            if let Err(e) = res {
+                out.failed = Some(e);
+                out.rest.extend_from_slice(&chunk[done..]);
             }
+        } else {
+            out.rest.extend_from_slice(&chunk);
         }
         chunk.clear();
         let _ = back.send(chunk);
     }
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(written),
-    }
+    out
 }

@@ -90,6 +90,11 @@ impl Disk {
     }
 }
 
+/// ENOSPC ("No space left on device"; 28 on Linux, macOS and the BSDs).
+fn no_space() -> io::Error {
+    io::Error::from_raw_os_error(28)
+}
+
 pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
@@ -109,6 +114,30 @@ impl LogFile {
             LogFile::Real(f) => f.write_all(buf),
             #[cfg(feature = "fault-injection")]
             LogFile::Sim(f) => f.write_all(buf),
+        }
+    }
+
+    /// Write all of `buf`, counting in `written` the bytes that reached the file: after
+    /// a failure (a full disk) a prefix of `buf` may have, and the rest is the caller's
+    /// to write again. A failure after a short write is reported as ENOSPC, as
+    /// redis-server reports a short AOF write.
+    pub fn append(&mut self, buf: &[u8], written: &mut usize) -> io::Result<()> {
+        match self {
+            LogFile::Real(f) => {
+                let start = *written;
+                while *written < buf.len() {
+                    match f.write(&buf[*written..]) {
+                        Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                        Ok(n) => *written += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(_) if *written > start => return Err(no_space()),
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(())
+            }
+            #[cfg(feature = "fault-injection")]
+            LogFile::Sim(f) => f.append(buf, written),
         }
     }
 
@@ -171,6 +200,9 @@ pub mod sim {
         clones: u64,
         /// The next snapshot writer panics after creating its temporary file.
         panic_in_snapshot: bool,
+        /// The log writes stop after this many more bytes and fail (a disk that fills
+        /// up), freezing the disk.
+        short_write: Option<usize>,
         files: HashMap<PathBuf, Tracked>,
     }
 
@@ -261,6 +293,20 @@ pub mod sim {
         /// Freeze now: every later operation fails.
         pub fn freeze(&self) {
             self.lock().frozen = true;
+        }
+
+        /// The log takes `n` more bytes, then its write fails and freezes the disk (it
+        /// filled up, possibly in the middle of a write).
+        pub fn fill_up_after(&self, n: usize) {
+            self.lock().short_write = Some(n);
+        }
+
+        /// Make the disk work again after a freeze (space freed, a device back): the
+        /// next operations succeed.
+        pub fn thaw(&self) {
+            let mut st = self.lock();
+            st.frozen = false;
+            st.freeze_at = None;
         }
 
         /// Refuse every later request for a second handle on a file.
@@ -366,6 +412,27 @@ pub mod sim {
                 t.len += buf.len() as u64;
             }
             Ok(())
+        }
+
+        /// [`super::LogFile::append`]: a short write set by
+        /// [`SimDisk::fill_up_after`] writes its bytes, then fails.
+        pub(crate) fn append(&mut self, buf: &[u8], written: &mut usize) -> io::Result<()> {
+            let left = buf.len() - *written;
+            let short = {
+                let mut st = self.disk.lock();
+                let short = st.short_write.filter(|&n| n < left);
+                st.short_write = st.short_write.and_then(|n| n.checked_sub(left));
+                short
+            };
+            let Some(n) = short else {
+                self.write_all(&buf[*written..])?;
+                *written = buf.len();
+                return Ok(());
+            };
+            self.write_all(&buf[*written..*written + n])?;
+            *written += n;
+            self.disk.freeze();
+            Err(super::no_space())
         }
 
         pub(crate) fn sync_data(&self) -> io::Result<()> {

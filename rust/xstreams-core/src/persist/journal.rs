@@ -1,10 +1,18 @@
 //! The writer side of a durable store ([`Journal`]): appends each command's log records
 //! (single commands or atomic MULTI/EXEC blocks), fsyncs, and switches logs and the
 //! MANIFEST during a compaction.
+//!
+//! A failed write or fsync stops the log taking writes (the store answers MISCONF), as
+//! in redis-server. What a failed write did not put in the log, and what is logged after
+//! it, waits in memory, in order; [`Journal::retry`] writes it (redis-server retries its
+//! AOF buffer from its event loop) and the log takes writes again once that and, after a
+//! failed fsync, an fsync succeed. A failure under `always` is for good, as
+//! redis-server exits then: the store must be reopened.
 
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::ahead::{WriteAhead, AHEAD_CHUNK};
 use super::disk::{Disk, LogFile};
@@ -44,8 +52,11 @@ pub struct Journal {
     pub log_bytes: u64,
     /// Bytes of the live snapshot.
     pub base_bytes: u64,
-    /// Set after a failed write: further writes are refused (Redis's MISCONF).
+    /// Set after a failed write or fsync: further writes are refused (Redis's MISCONF)
+    /// until [`Journal::retry`] succeeds.
     pub failed: Option<String>,
+    /// What waits for the log after a failure.
+    pub(super) stalled: Stalled,
     /// A compaction is in progress.
     pub compacting: bool,
     /// An automatic compaction was requested and has not started yet.
@@ -58,6 +69,25 @@ pub struct Journal {
     pub compact_min_bytes: u64,
     pub(super) _lock: File,
 }
+
+/// The state of a log that stopped taking writes (see the module doc).
+#[derive(Debug, Default)]
+pub struct Stalled {
+    /// Bytes of commands that ran but are not in the log: the rest of a failed write,
+    /// then whatever was logged after it.
+    bytes: Vec<u8>,
+    /// The failure was an fsync's: the log takes writes again after a successful one.
+    sync: bool,
+    /// No retry: a failure under `always`, or a written-ahead block whose writer
+    /// panicked (where it stopped is unknown).
+    for_good: bool,
+    /// When the last retry ran.
+    tried: Option<Instant>,
+}
+
+/// How often a stopped log is tried again at most (redis-server's event loop does at
+/// its `hz`, 10 a second by default).
+pub const RETRY_EVERY: Duration = Duration::from_millis(100);
 
 /// The largest write buffer a journal keeps between writes (an atomic block of a big
 /// batch grows it; anything larger is freed after the write).
@@ -154,7 +184,14 @@ impl Journal {
             self.buf = bufs.pop().unwrap_or_default();
             bufs.truncate(SPARES);
             self.spares = bufs;
-            self.log_bytes += res?;
+            self.log_bytes += res.written;
+            if let Some(e) = res.failed {
+                self.stalled.bytes.extend_from_slice(&res.rest);
+                self.fail(&e, false);
+                // Where a panicked writer stopped is unknown: no retry may follow it.
+                self.stalled.for_good |= res.lost;
+                return self.after_failure(e);
+            }
             return self.written();
         }
         if self.block_atomic {
@@ -175,7 +212,7 @@ impl Journal {
     /// Once the open block holds [`AHEAD_CHUNK`] bytes, hand them to its writer thread
     /// (started with the first chunk) and go on in an empty buffer; see [`WriteAhead`].
     fn write_ahead(&mut self) {
-        if self.ahead_refused {
+        if self.ahead_refused || self.failed.is_some() {
             return;
         }
         let Some(block) = self.block.as_mut().filter(|b| b.len() >= AHEAD_CHUNK) else {
@@ -206,9 +243,32 @@ impl Journal {
         if self.buf.is_empty() {
             return Ok(());
         }
-        self.file.write_all(&self.buf)?;
-        self.log_bytes += self.buf.len() as u64;
+        if let Some(why) = &self.failed {
+            // Nothing goes to the log before what a failed write left out.
+            self.stalled.bytes.extend_from_slice(&self.buf);
+            return self.after_failure(io::Error::other(why.clone()));
+        }
+        let mut done = 0;
+        let res = self.file.append(&self.buf, &mut done);
+        self.log_bytes += done as u64;
+        if let Err(e) = res {
+            self.stalled.bytes.extend_from_slice(&self.buf[done..]);
+            self.fail(&e, false);
+            return self.after_failure(e);
+        }
         self.written()
+    }
+
+    /// What a write whose bytes wait in [`Stalled`] returns: under `always` the error
+    /// (the command's reply becomes MISCONF: nothing is acknowledged before it is
+    /// durable), else success, as redis-server answers the command whose AOF write
+    /// failed and refuses only the writes after it.
+    fn after_failure(&self, e: io::Error) -> io::Result<()> {
+        if self.stalled.for_good {
+            Err(e)
+        } else {
+            Ok(())
+        }
     }
 
     /// After a write: fsync it (`always`, unless the caller commits in groups) or leave
@@ -221,15 +281,66 @@ impl Journal {
         Ok(())
     }
 
+    /// Stop taking writes after `e` (a write's, or an fsync's if `sync`). Under
+    /// `always` it is for good: redis-server exits there, as a reply may not leave
+    /// before its write is durable.
+    pub fn fail(&mut self, e: &io::Error, sync: bool) {
+        self.failed = Some(crate::error::io_reason(e));
+        self.stalled.sync |= sync;
+        self.stalled.for_good |= self.fsync == Fsync::Always;
+        self.stalled.tried = Some(Instant::now());
+    }
+
+    /// After a failure, at most every [`RETRY_EVERY`] (`now` is the caller's clock):
+    /// write what waits and, after a failed fsync, fsync. Returns whether the log takes
+    /// writes (again).
+    pub fn retry(&mut self, now: Instant) -> bool {
+        if self.failed.is_none() {
+            return true;
+        }
+        let st = &self.stalled;
+        if st.for_good
+            || st
+                .tried
+                .is_some_and(|t| now.saturating_duration_since(t) < RETRY_EVERY)
+        {
+            return false;
+        }
+        let mut done = 0;
+        let wrote = self.file.append(&self.stalled.bytes, &mut done);
+        self.log_bytes += done as u64;
+        self.stalled.bytes.drain(..done);
+        if done > 0 {
+            self.writes += 1;
+        }
+        if let Err(e) = wrote {
+            self.fail(&e, false);
+            return false;
+        }
+        if self.stalled.sync {
+            if let Err(e) = self.file.sync_data() {
+                self.fail(&e, true);
+                return false;
+            }
+            self.durable = self.writes;
+        }
+        self.failed = None;
+        self.stalled = Stalled::default();
+        true
+    }
+
     /// Is a completed write not yet fsynced?
     pub fn unsynced(&self) -> bool {
         self.writes > self.durable
     }
 
-    /// fsync the current log (under the store lock).
+    /// fsync the current log (under the store lock). A failure stops the log.
     pub fn sync(&mut self) -> io::Result<()> {
         if self.unsynced() {
-            self.file.sync_data()?;
+            if let Err(e) = self.file.sync_data() {
+                self.fail(&e, true);
+                return Err(e);
+            }
             self.durable = self.writes;
         }
         Ok(())
@@ -315,8 +426,13 @@ impl Journal {
         Ok(old)
     }
 
-    /// fsync (on close; the log is written unbuffered).
+    /// On close: a last try to write what waits (not a retry's interval apart), then
+    /// fsync (the log is written unbuffered). What still waits is lost, as in a crash.
     pub fn close(&mut self) -> io::Result<()> {
+        if self.failed.is_some() {
+            self.stalled.tried = None;
+            self.retry(Instant::now());
+        }
         self.file.sync_data()
     }
 }

@@ -30,8 +30,8 @@ use std::path::Path;
 use crate::config::Config;
 use crate::db::Keyspace;
 pub use disk::Disk;
-use journal::config_lines;
-pub use journal::Journal;
+use journal::{config_lines, Stalled};
+pub use journal::{Journal, RETRY_EVERY};
 pub use load::{load, replay_log};
 use log::LogCursor;
 pub(crate) use manifest::no_store;
@@ -276,6 +276,7 @@ pub fn open(
             log_bytes: lines.len() as u64,
             base_bytes: 0,
             failed: None,
+            stalled: Stalled::default(),
             compacting: false,
             scheduled: false,
             writes: 0,
@@ -358,6 +359,7 @@ pub fn open(
         log_bytes,
         base_bytes,
         failed: None,
+        stalled: Stalled::default(),
         compacting: false,
         scheduled: false,
         writes: 0,

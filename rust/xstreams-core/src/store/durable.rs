@@ -3,7 +3,7 @@
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::config::Config;
 use crate::persist::{self, Fsync, LoadReport, Options, PersistError};
@@ -147,9 +147,14 @@ impl LogWrites {
 /// How often [`Store::compact_waiting`] looks whether a running compaction has ended.
 const COMPACTION_POLL: Duration = Duration::from_millis(5);
 
-/// Why writes stop after a failed fsync (shown in the MISCONF error of later writes).
+/// The error of a failed fsync as [`Store::sync_logged`] returns it.
 fn fsync_failed(e: &std::io::Error) -> String {
     format!("fsync failed: {e}")
+}
+
+/// Why a compaction is refused while the log takes no writes.
+fn log_stopped(why: &str) -> String {
+    format!("the log stopped taking writes: {why}")
 }
 
 /// The error of a compaction whose snapshot writer panicked, with the panic's message.
@@ -166,8 +171,12 @@ fn fsync_loop(weak: Weak<Shared>) {
         if shared.state.lock().journal.is_none() {
             return;
         }
-        // A failure is kept in the journal: later writes get MISCONF, as in redis-server.
+        // A failure is kept in the journal: later writes get MISCONF, as in redis-server,
+        // until a retry (here or at a later command) writes and fsyncs what waits.
         let _ = sync_logged(&shared, true);
+        if let Some(j) = shared.state.lock().journal.as_mut() {
+            j.retry(Instant::now());
+        }
         drop(shared);
     }
 }
@@ -180,25 +189,37 @@ fn fsync_loop(weak: Weak<Shared>) {
 /// With `wait` false, returns `None` instead of waiting for another caller's fsync.
 fn sync_logged(shared: &Shared, wait: bool) -> Option<Result<(), PersistError>> {
     let want = {
-        let st = shared.state.lock();
-        match st.journal.as_ref() {
-            Some(j) if j.unsynced() => j.writes,
-            _ => return Some(Ok(())),
+        let mut st = shared.state.lock();
+        let Some(j) = st.journal.as_mut() else {
+            return Some(Ok(()));
+        };
+        // A stopped log is tried again first (at most every RETRY_EVERY).
+        if !j.retry(Instant::now()) {
+            let why = j.failed.clone().unwrap_or_default();
+            return Some(Err(io_failure(why)));
         }
+        if !j.unsynced() {
+            return Some(Ok(()));
+        }
+        j.writes
     };
     let mut syncing = shared.commit.lock();
     loop {
         // What the last fsync covered (every lock order here is commit, then state).
         let step = {
-            let st = shared.state.lock();
-            match st.journal.as_ref() {
+            let mut st = shared.state.lock();
+            match st.journal.as_mut() {
                 None => return Some(Ok(())), // closed: the close fsynced the log
                 Some(j) if j.durable >= want => return Some(Ok(())),
                 Some(_) if *syncing => None,
-                Some(j) => match &j.failed {
-                    Some(why) => return Some(Err(io_failure(why.clone()))),
-                    None => Some((j.writes, j.sync_handle())),
-                },
+                Some(j) => {
+                    // The log may have stopped since.
+                    if !j.retry(Instant::now()) {
+                        let why = j.failed.clone().unwrap_or_default();
+                        return Some(Err(io_failure(why)));
+                    }
+                    Some((j.writes, j.sync_handle()))
+                }
             }
         };
         let Some((target, handle)) = step else {
@@ -210,9 +231,7 @@ fn sync_logged(shared: &Shared, wait: bool) -> Option<Result<(), PersistError>> 
         };
         *syncing = true;
         drop(syncing);
-        let res = handle
-            .and_then(|f| f.sync_data())
-            .map_err(|e| fsync_failed(&e));
+        let res = handle.and_then(|f| f.sync_data());
         {
             let mut st = shared.state.lock();
             if let Some(j) = st.journal.as_mut() {
@@ -220,15 +239,15 @@ fn sync_logged(shared: &Shared, wait: bool) -> Option<Result<(), PersistError>> 
                     Ok(()) => j.durable = j.durable.max(target),
                     // As redis-server: stop accepting writes that could not be made
                     // durable.
-                    Err(why) => j.failed = Some(why.clone()),
+                    Err(e) => j.fail(e, true),
                 }
             }
         }
         syncing = shared.commit.lock();
         *syncing = false;
         shared.committed.notify_all();
-        if let Err(why) = res {
-            return Some(Err(io_failure(why)));
+        if let Err(e) = res {
+            return Some(Err(io_failure(fsync_failed(&e))));
         }
     }
 }
@@ -262,6 +281,11 @@ fn compact_shared(shared: &Arc<Shared>) -> Result<(), PersistError> {
                 kind: persist::ErrorKind::Busy,
                 message: "a compaction is already running".into(),
             });
+        }
+        if let Some(why) = &j.failed {
+            // The snapshot would hold changes still waiting for the old log, which the
+            // retry would then write after it.
+            return Err(io_failure(log_stopped(why)));
         }
         let seq = j.begin_compaction(&cfg).map_err(io)?;
         let dir = j.dir().to_path_buf();
@@ -316,14 +340,12 @@ impl State {
     }
 
     /// Write the open block (atomic or batch). A failed write is returned as the MISCONF
-    /// error and, as after any failed log write, further writes are refused until the
-    /// store is reopened.
+    /// error and, as after any failed log write, further writes are refused until a
+    /// retry writes what waits (`Journal::retry`).
     pub(super) fn end_log_block(&mut self) -> Option<crate::error::CmdError> {
         let j = self.journal.as_mut()?;
         let e = j.end_block().err()?;
-        let msg = e.to_string();
-        j.failed = Some(msg.clone());
-        Some(crate::error::CmdError::misconf(&msg))
+        Some(crate::error::CmdError::misconf(crate::error::io_reason(&e)))
     }
 }
 

@@ -175,6 +175,9 @@ impl Store {
     ) -> (R, Signals, Option<CmdError>) {
         let now = st.ks.command_time();
         let expired = st.ks.cron(now);
+        if let Some(j) = st.journal.as_mut().filter(|j| j.failed.is_some()) {
+            j.retry(std::time::Instant::now());
+        }
         let reject = if st.read_only {
             Some(CmdError::coded(READ_ONLY_ERROR))
         } else {
@@ -186,6 +189,7 @@ impl Store {
         let facts = crate::info::StoreFacts {
             dirty: st.dirty,
             blocked_clients: st.waiters.len(),
+            log_failed: st.journal.as_ref().is_some_and(|j| j.failed.is_some()),
         };
         let mut ctx = Ctx::new(&mut st.ks, db, now, protocol);
         ctx.facts = facts;
@@ -210,9 +214,8 @@ impl Store {
             if let Some(j) = st.journal.as_mut() {
                 for (edb, key) in &expired {
                     let del = [LogRecord::Cmd(vec![b"DEL".to_vec(), key.clone()])];
-                    if let Err(e) = j.append(*edb, now, &del) {
-                        j.failed = Some(e.to_string());
-                    }
+                    // A failure stops the log (the journal keeps the record).
+                    let _ = j.append(*edb, now, &del);
                 }
             }
             for k in expired {
@@ -226,12 +229,15 @@ impl Store {
         if let (Some(j), Some(p)) = (st.journal.as_mut(), prop) {
             if !p.also.is_empty() {
                 st.logged += 1;
+                let stopped = j.failed.is_some();
                 if let Err(e) = j.append(db, now, &p.also) {
-                    // As redis-server: the change is in memory but not durable; say so and
-                    // refuse further writes until the store is reopened.
-                    let msg = e.to_string();
-                    j.failed = Some(msg.clone());
-                    failed = Some(CmdError::misconf(&msg));
+                    // As redis-server: the change is in memory but not in the log yet; say
+                    // so and refuse further writes until a retry writes what waits. (In a
+                    // log stopped already, writes were refused: what a read logs, a lazy
+                    // expiry's DEL, waits behind the rest and the read is answered.)
+                    if !stopped {
+                        failed = Some(CmdError::misconf(crate::error::io_reason(&e)));
+                    }
                 }
             }
         }
@@ -347,9 +353,8 @@ impl Store {
         if let Some(j) = st.journal.as_mut() {
             for (edb, key) in &expired {
                 let del = [LogRecord::Cmd(vec![b"DEL".to_vec(), key.clone()])];
-                if let Err(e) = j.append(*edb, now, &del) {
-                    j.failed = Some(e.to_string());
-                }
+                // A failure stops the log (the journal keeps the record).
+                let _ = j.append(*edb, now, &del);
             }
         }
         st.serve(Signals {
@@ -367,9 +372,8 @@ impl Store {
         if let Some(j) = st.journal.as_mut() {
             for (edb, key) in &expired {
                 let del = [LogRecord::Cmd(vec![b"DEL".to_vec(), key.clone()])];
-                if let Err(e) = j.append(*edb, now, &del) {
-                    j.failed = Some(e.to_string());
-                }
+                // A failure stops the log (the journal keeps the record).
+                let _ = j.append(*edb, now, &del);
             }
         }
         let sig = Signals {

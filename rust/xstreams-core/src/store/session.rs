@@ -101,15 +101,17 @@ impl Session<'_> {
     /// it ends (or ahead, in chunks, while it runs), not one write per command: as
     /// redis-server writes its AOF buffer once per event-loop turn, however many commands
     /// a pipeline ran in it. Each command keeps its own record (a crash keeps the whole
-    /// commands written before it); a failed write fails [`Session::commit`] with the
-    /// MISCONF error, not the command that was running. No effect after
+    /// commands written before it); a failed write under `always` fails
+    /// [`Session::commit`] with the MISCONF error, not the command that was running. No
+    /// effect after
     /// [`Session::atomic`].
     pub fn batch_log(&mut self) {
         self.st.begin_log_batch();
     }
 
     /// End the session, writing its atomic block or batch (if [`Session::atomic`] or
-    /// [`Session::batch_log`] started one): the MISCONF error if that write failed.
+    /// [`Session::batch_log`] started one): the MISCONF error if that write failed under
+    /// `always` (else its records wait for a retry and later writes are refused).
     pub fn commit(mut self) -> Result<(), CmdError> {
         match self.st.end_log_block() {
             Some(e) => Err(e),

@@ -265,10 +265,12 @@ impl Store {
         Some(out)
     }
 
-    /// Write a pipeline chunk's log records (see [`PIPELINE_CHUNK`]). When that fails,
-    /// the replies of the commands that logged records (`logged`: their places in `out`)
-    /// become the MISCONF error, as one command's reply does when its own record cannot
-    /// be written: the changes are in memory but not durable.
+    /// Write a pipeline chunk's log records (see [`PIPELINE_CHUNK`]). When that fails
+    /// under `always`, the replies of the commands that logged records (`logged`: their
+    /// places in `out`) become the MISCONF error, as one command's reply does when its
+    /// own record cannot be written: the changes are in memory but not durable. (Under
+    /// `everysec`/`no` they are answered, as redis-server answers them; the records wait
+    /// for a retry.)
     fn end_chunk(st: &mut State, out: &mut [Reply], logged: &mut Vec<usize>) {
         if let Some(e) = st.end_log_block() {
             let r: Reply = e.into();

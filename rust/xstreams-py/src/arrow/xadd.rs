@@ -242,7 +242,8 @@ impl Store {
     /// ``error`` with ``errors="return"``; with ``errors="raise"`` every row runs, then
     /// the first failing row's error is raised (``exc.row``, ``exc.result``). In a durable
     /// store the rows' log records are written together (ahead, in chunks, while a large
-    /// batch runs), not one write per row; a failed write raises the MISCONF error.
+    /// batch runs), not one write per row; a failed write raises the MISCONF error under
+    /// ``fsync="always"`` (else later writes raise it until the log takes writes again).
     /// ``atomic=True`` makes the rows one step, as a MULTI/EXEC: one block in a durable
     /// store's log (after a crash the store has all of them or none, as a transaction in
     /// Redis's AOF), and one command time (every ``*`` ID in the same millisecond); ``after``

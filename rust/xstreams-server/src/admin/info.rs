@@ -75,6 +75,7 @@ pub fn info(conn: &Session, args: &[Vec<u8>]) -> String {
             sh.store.dirty(),
             Some(sh.last_save_unix.load(Ordering::Relaxed)),
             sh.store.is_durable(),
+            sh.store.log_writes().is_some_and(|w| w.failed.is_some()),
         );
         section(&mut out, "Persistence", &body);
     }

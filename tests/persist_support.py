@@ -219,13 +219,14 @@ def child_env() -> dict:
     return env
 
 
-def run_script(script: str, path: os.PathLike, timeout: float = 60.0) -> str:
-    """Run ``script`` (a Python program, dedented) in a child interpreter with ``path`` as
-    its argument; fail the test if it fails, else return its standard output."""
+def run_script(script: str, path: os.PathLike, *args: str, timeout: float = 60.0) -> str:
+    """Run ``script`` (a Python program, dedented) in a child interpreter with ``path``
+    and ``args`` as its arguments; fail the test if it fails, else return its standard
+    output."""
     import textwrap
 
     proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(script), os.fspath(path)],
+        [sys.executable, "-c", textwrap.dedent(script), os.fspath(path), *args],
         capture_output=True,
         text=True,
         timeout=timeout,

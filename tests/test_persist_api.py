@@ -209,6 +209,67 @@ def test_failed_log_write_refuses_further_writes_with_misconf(tmp_path):
         s.close()
 
 
+RECOVERING_DISK = """
+import json, resource, signal, sys, time, xstreams
+from xstreams import exceptions as exc
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+s = xstreams.Store(sys.argv[1], fsync=sys.argv[2])
+s.execute_command("XADD", "s", "*", "f", "before the limit")
+# The disk is "full" at 4000 bytes (the hard limit stays, so the soft one can go back).
+hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+resource.setrlimit(resource.RLIMIT_FSIZE, (4000, hard))
+out = {"acked": [], "errors": [], "statuses": []}
+for i in range(100):
+    try:
+        r = s.execute_command("XADD", "s", "*", "n", str(i), "p", "x" * 100)
+        out["acked"].append(r.decode())
+    except exc.ResponseError as e:
+        out["errors"].append(e.reply)
+        if len(out["errors"]) == 2:
+            break
+out["xlen_stopped"] = s.execute_command("XLEN", "s")
+info = s.execute_command("INFO", "persistence").decode()
+out["statuses"].append([l for l in info.split() if l.startswith("aof_last_write_status")][0])
+resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))  # space is freed
+time.sleep(0.2)
+out["after"] = s.execute_command("XADD", "s", "*", "n", "after").decode()
+info = s.execute_command("INFO", "persistence").decode()
+out["statuses"].append([l for l in info.split() if l.startswith("aof_last_write_status")][0])
+out["ids"] = [e[0].decode() for e in s.execute_command("XRANGE", "s", "-", "+")]
+s.close()
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_FSIZE, SIGXFSZ")
+@pytest.mark.parametrize("fsync", ["everysec", "no"])
+def test_failed_log_write_resumes_once_the_disk_has_room(tmp_path, fsync):
+    """As redis-server with everysec/no: the write that fails is answered, later ones get
+    MISCONF while the log cannot be written, then writes are taken again once a retry
+    (at most every 100 ms) writes what waited; the record cut short by the full disk is
+    finished in the log."""
+    import json
+
+    path = tmp_path / "s"
+    out = json.loads(run_script(RECOVERING_DISK, path, fsync).strip().splitlines()[-1])
+    assert len(out["errors"]) == 2 and len(out["acked"]) > 5
+    # The disk filled up inside a write: reported as redis-server reports a short write.
+    assert out["errors"] == ["MISCONF Errors writing to the AOF file: No space left on device"] * 2
+    # The write that failed ran and was answered; the next ones were refused.
+    assert out["xlen_stopped"] == 1 + len(out["acked"])
+    assert out["statuses"] == ["aof_last_write_status:err", "aof_last_write_status:ok"]
+    assert out["ids"][-1] == out["after"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", exc.StoreRepairedWarning)  # the log is whole
+        s = xstreams.Store(path)
+    try:
+        ids = [e[0].decode() for e in s.execute_command("XRANGE", "s", "-", "+")]
+        assert ids == out["ids"], "every change in memory is in the log, in order"
+        s.validate()
+    finally:
+        s.close()
+
+
 FAILING_COMPACTION = """
 import json, resource, signal, sys, xstreams
 from xstreams import exceptions as exc

@@ -165,23 +165,36 @@ def test_load_report(tmp_path):
     s.close()
 
 
-FAILING_DISK = """
-import json, resource, signal, sys, xstreams
+FULL_DISK = """
+import json, resource, signal, sys, time, xstreams
 from xstreams import exceptions as exc
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-s = xstreams.Store(sys.argv[1], fsync="always")
+fsync, errors_wanted, recover = sys.argv[2], int(sys.argv[3]), sys.argv[4] == "recover"
+s = xstreams.Store(sys.argv[1], fsync=fsync)
 s.execute_command("XADD", "s", "*", "f", "before the limit")
-resource.setrlimit(resource.RLIMIT_FSIZE, (4000, 4000))  # the disk is "full" at 4000 bytes
-out = {"acked": [], "errors": []}
+# The disk is "full" at 4000 bytes (the hard limit stays, so the soft one can go back).
+hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+resource.setrlimit(resource.RLIMIT_FSIZE, (4000, hard))
+out = {"acked": [], "errors": [], "statuses": []}
+def status():
+    info = s.execute_command("INFO", "persistence").decode()
+    out["statuses"].append([l for l in info.split() if l.startswith("aof_last_write_status")][0])
 for i in range(100):
     try:
         r = s.execute_command("XADD", "s", "*", "n", str(i), "p", "x" * 100)
         out["acked"].append(r.decode())
     except exc.ResponseError as e:
         out["errors"].append(e.reply)
-        if len(out["errors"]) == 3:
+        if len(out["errors"]) == errors_wanted:
             break
-out["xlen"] = s.execute_command("XLEN", "s")
+out["xlen_stopped"] = s.execute_command("XLEN", "s")
+status()
+if recover:
+    resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))  # space is freed
+    time.sleep(0.2)
+    out["after"] = s.execute_command("XADD", "s", "*", "n", "after").decode()
+    status()
+    out["ids"] = [e[0].decode() for e in s.execute_command("XRANGE", "s", "-", "+")]
 s.close()
 print(json.dumps(out))
 """
@@ -192,11 +205,12 @@ def test_failed_log_write_refuses_further_writes_with_misconf(tmp_path):
     import json
 
     path = tmp_path / "s"
-    out = json.loads(run_script(FAILING_DISK, path).strip().splitlines()[-1])
+    out = json.loads(run_script(FULL_DISK, path, "always", "3", "stay").strip().splitlines()[-1])
     assert len(out["errors"]) == 3 and len(out["acked"]) > 5
     assert all(e.startswith("MISCONF Errors writing to the AOF file:") for e in out["errors"])
     # The write that failed is in memory (as in redis-server), the later ones are refused.
-    assert out["xlen"] == 1 + len(out["acked"]) + 1
+    assert out["xlen_stopped"] == 1 + len(out["acked"]) + 1
+    assert out["statuses"] == ["aof_last_write_status:err"]
     with warnings.catch_warnings():  # the failed write may have left a cut record
         warnings.simplefilter("ignore", exc.StoreRepairedWarning)
         s = xstreams.Store(path)
@@ -209,38 +223,6 @@ def test_failed_log_write_refuses_further_writes_with_misconf(tmp_path):
         s.close()
 
 
-RECOVERING_DISK = """
-import json, resource, signal, sys, time, xstreams
-from xstreams import exceptions as exc
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-s = xstreams.Store(sys.argv[1], fsync=sys.argv[2])
-s.execute_command("XADD", "s", "*", "f", "before the limit")
-# The disk is "full" at 4000 bytes (the hard limit stays, so the soft one can go back).
-hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
-resource.setrlimit(resource.RLIMIT_FSIZE, (4000, hard))
-out = {"acked": [], "errors": [], "statuses": []}
-for i in range(100):
-    try:
-        r = s.execute_command("XADD", "s", "*", "n", str(i), "p", "x" * 100)
-        out["acked"].append(r.decode())
-    except exc.ResponseError as e:
-        out["errors"].append(e.reply)
-        if len(out["errors"]) == 2:
-            break
-out["xlen_stopped"] = s.execute_command("XLEN", "s")
-info = s.execute_command("INFO", "persistence").decode()
-out["statuses"].append([l for l in info.split() if l.startswith("aof_last_write_status")][0])
-resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))  # space is freed
-time.sleep(0.2)
-out["after"] = s.execute_command("XADD", "s", "*", "n", "after").decode()
-info = s.execute_command("INFO", "persistence").decode()
-out["statuses"].append([l for l in info.split() if l.startswith("aof_last_write_status")][0])
-out["ids"] = [e[0].decode() for e in s.execute_command("XRANGE", "s", "-", "+")]
-s.close()
-print(json.dumps(out))
-"""
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_FSIZE, SIGXFSZ")
 @pytest.mark.parametrize("fsync", ["everysec", "no"])
 def test_failed_log_write_resumes_once_the_disk_has_room(tmp_path, fsync):
@@ -251,7 +233,7 @@ def test_failed_log_write_resumes_once_the_disk_has_room(tmp_path, fsync):
     import json
 
     path = tmp_path / "s"
-    out = json.loads(run_script(RECOVERING_DISK, path, fsync).strip().splitlines()[-1])
+    out = json.loads(run_script(FULL_DISK, path, fsync, "2", "recover").strip().splitlines()[-1])
     assert len(out["errors"]) == 2 and len(out["acked"]) > 5
     # The disk filled up inside a write: reported as redis-server reports a short write.
     assert out["errors"] == ["MISCONF Errors writing to the AOF file: No space left on device"] * 2

@@ -15,7 +15,7 @@
 //!   redis-server exits then;
 //! * a compaction is refused while the log is stopped.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,6 +29,15 @@ fn open(dir: &Path, fsync: Fsync, disk: &Arc<SimDisk>) -> Store {
     Store::open(dir, Config::default(), options(fsync, Some(disk.clone())))
         .unwrap()
         .0
+}
+
+/// A fresh store on a simulated disk, holding the entry 1-1 of `s`.
+fn started(name: &str, fsync: Fsync) -> (PathBuf, Arc<SimDisk>, Store) {
+    let dir = fresh_dir(name);
+    let disk = SimDisk::new(None);
+    let s = open(&dir, fsync, &disk);
+    assert_eq!(xadd(&s, "1-1"), Reply::Bulk(b"1-1".to_vec()));
+    (dir, disk, s)
 }
 
 fn run(s: &Store, args: &[&str]) -> Reply {
@@ -117,10 +126,7 @@ fn a_failed_write_resumes_once_the_disk_works() {
 
 #[test]
 fn a_write_cut_short_is_finished_by_the_retry() {
-    let dir = fresh_dir("resume-short");
-    let disk = SimDisk::new(None);
-    let s = open(&dir, Fsync::No, &disk);
-    xadd(&s, "1-1");
+    let (dir, disk, s) = started("resume-short", Fsync::No);
     disk.fill_up_after(7);
     assert_eq!(xadd(&s, "2-1"), Reply::Bulk(b"2-1".to_vec()));
     assert_eq!(
@@ -139,10 +145,7 @@ fn a_write_cut_short_is_finished_by_the_retry() {
 
 #[test]
 fn a_write_cut_short_and_never_retried_is_a_cut_tail() {
-    let dir = fresh_dir("resume-never");
-    let disk = SimDisk::new(None);
-    let s = open(&dir, Fsync::No, &disk);
-    xadd(&s, "1-1");
+    let (dir, disk, s) = started("resume-never", Fsync::No);
     disk.fill_up_after(7);
     assert_eq!(xadd(&s, "2-1"), Reply::Bulk(b"2-1".to_vec()));
     s.close(); // the disk still fails: nothing more reaches the log
@@ -155,10 +158,7 @@ fn a_write_cut_short_and_never_retried_is_a_cut_tail() {
 
 #[test]
 fn close_writes_what_waits_if_the_disk_works_again() {
-    let dir = fresh_dir("resume-close");
-    let disk = SimDisk::new(None);
-    let s = open(&dir, Fsync::No, &disk);
-    xadd(&s, "1-1");
+    let (dir, disk, s) = started("resume-close", Fsync::No);
     disk.fill_up_after(7);
     assert_eq!(xadd(&s, "2-1"), Reply::Bulk(b"2-1".to_vec()));
     disk.thaw();
@@ -171,10 +171,7 @@ fn close_writes_what_waits_if_the_disk_works_again() {
 
 #[test]
 fn records_logged_while_stopped_keep_their_order() {
-    let dir = fresh_dir("resume-order");
-    let disk = SimDisk::new(None);
-    let s = open(&dir, Fsync::No, &disk);
-    xadd(&s, "1-1");
+    let (dir, disk, s) = started("resume-order", Fsync::No);
     assert!(matches!(
         run(&s, &["XADD", "t", "*", "f", "v"]),
         Reply::Bulk(_)
@@ -215,10 +212,7 @@ fn big_batch(s: &Store, vals: &[Vec<u8>]) -> Result<(), String> {
 
 #[test]
 fn a_large_batch_failing_in_its_chunks_resumes() {
-    let dir = fresh_dir("resume-ahead");
-    let disk = SimDisk::new(None);
-    let s = open(&dir, Fsync::No, &disk);
-    xadd(&s, "1-1");
+    let (dir, disk, s) = started("resume-ahead", Fsync::No);
     let vals: Vec<Vec<u8>> = (0..40_000)
         .map(|i| format!("{i:0>200}").into_bytes())
         .collect();
@@ -241,10 +235,7 @@ fn a_large_batch_failing_in_its_chunks_resumes() {
 
 #[test]
 fn a_failed_fsync_under_everysec_resumes_after_a_good_one() {
-    let dir = fresh_dir("resume-fsync");
-    let disk = SimDisk::new(None);
-    let s = open(&dir, Fsync::EverySec, &disk);
-    xadd(&s, "1-1");
+    let (dir, disk, s) = started("resume-fsync", Fsync::EverySec);
     disk.freeze();
     let err = s.flush().unwrap_err();
     assert!(err.message.contains("fsync failed"), "{err:?}");
@@ -306,10 +297,7 @@ fn a_failure_under_always_is_for_good() {
 
 #[test]
 fn a_compaction_is_refused_while_the_log_is_stopped() {
-    let dir = fresh_dir("resume-compact");
-    let disk = SimDisk::new(None);
-    let s = open(&dir, Fsync::No, &disk);
-    xadd(&s, "1-1");
+    let (dir, disk, s) = started("resume-compact", Fsync::No);
     disk.freeze();
     assert_eq!(xadd(&s, "2-1"), Reply::Bulk(b"2-1".to_vec()));
     disk.thaw();

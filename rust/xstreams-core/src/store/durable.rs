@@ -172,11 +172,9 @@ fn fsync_loop(weak: Weak<Shared>) {
             return;
         }
         // A failure is kept in the journal: later writes get MISCONF, as in redis-server,
-        // until a retry (here or at a later command) writes and fsyncs what waits.
+        // until a retry (sync_logged's first step here, or at a later command) writes and
+        // fsyncs what waits.
         let _ = sync_logged(&shared, true);
-        if let Some(j) = shared.state.lock().journal.as_mut() {
-            j.retry(Instant::now());
-        }
         drop(shared);
     }
 }

@@ -400,18 +400,18 @@ pub struct StoreFacts {
     pub dirty: u64,
     /// Callers waiting in a blocking read.
     pub blocked_clients: usize,
-    /// The log stopped taking writes.
-    pub log_failed: bool,
 }
 
 /// The INFO text of the embedded store (no connections, no server statistics): the
-/// sections of `wanted` it can fill from the keyspace `ks` at `now`.
+/// sections of `wanted` it can fill from the keyspace `ks` at `now`; `log_failed`: the
+/// log of a `durable` store stopped taking writes.
 pub fn store_info(
     ks: &Keyspace,
     now: i64,
     wanted: &Wanted,
     facts: StoreFacts,
     durable: bool,
+    log_failed: bool,
 ) -> String {
     let figures = (wanted.has("memory") || wanted.has("keyspace"))
         .then(|| KeyspaceFigures::of(ks, now, wanted.has("memory")));
@@ -440,7 +440,7 @@ pub fn store_info(
         push_section(
             &mut out,
             "Persistence",
-            &persistence_section(facts.dirty, None, durable, facts.log_failed),
+            &persistence_section(facts.dirty, None, durable, log_failed),
         );
     }
     if wanted.has("cpu") {
@@ -499,6 +499,7 @@ mod tests {
             1_000,
             &Wanted::parse::<&[u8]>(&[]),
             StoreFacts::default(),
+            false,
             false,
         );
         assert!(text.starts_with("# Server\r\nredis_version:8.8.0\r\n"));

@@ -15,7 +15,16 @@ use crate::reply::Reply;
 /// `txt:` prefix).
 pub fn info(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let wanted = Wanted::parse(&args[1..]);
-    let text = info::store_info(ctx.ks, ctx.now, &wanted, ctx.facts, ctx.recording());
+    // A store that records (durable) refuses writes only when its log stopped.
+    let log_failed = ctx.recording() && ctx.reject_writes.is_some();
+    let text = info::store_info(
+        ctx.ks,
+        ctx.now,
+        &wanted,
+        ctx.facts,
+        ctx.recording(),
+        log_failed,
+    );
     Ok(Reply::Bulk(text.into_bytes()))
 }
 

@@ -121,6 +121,7 @@ impl LogFile {
     /// a failure (a full disk) a prefix of `buf` may have, and the rest is the caller's
     /// to write again. A failure after a short write is reported as ENOSPC, as
     /// redis-server reports a short AOF write.
+    #[inline]
     pub fn append(&mut self, buf: &[u8], written: &mut usize) -> io::Result<()> {
         match self {
             LogFile::Real(f) => {

@@ -284,6 +284,8 @@ impl Journal {
     /// Stop taking writes after `e` (a write's, or an fsync's if `sync`). Under
     /// `always` it is for good: redis-server exits there, as a reply may not leave
     /// before its write is durable.
+    #[cold]
+    #[inline(never)]
     pub fn fail(&mut self, e: &io::Error, sync: bool) {
         self.failed = Some(crate::error::io_reason(e));
         self.stalled.sync |= sync;
@@ -294,6 +296,8 @@ impl Journal {
     /// After a failure, at most every [`RETRY_EVERY`] (`now` is the caller's clock):
     /// write what waits and, after a failed fsync, fsync. Returns whether the log takes
     /// writes (again).
+    #[cold]
+    #[inline(never)]
     pub fn retry(&mut self, now: Instant) -> bool {
         if self.failed.is_none() {
             return true;
@@ -424,6 +428,15 @@ impl Journal {
         self.base_bytes = snapshot_bytes;
         self.log_bytes = self.file.size().unwrap_or(0);
         Ok(old)
+    }
+
+    /// Before a command in a stopped log: retry (see [`Journal::retry`]) and return the
+    /// MISCONF error that refuses writes if the log is still stopped.
+    #[cold]
+    #[inline(never)]
+    pub fn refusal(&mut self) -> Option<crate::error::CmdError> {
+        self.retry(Instant::now());
+        self.failed.as_ref().map(crate::error::CmdError::misconf)
     }
 
     /// On close: a last try to write what waits (not a retry's interval apart), then

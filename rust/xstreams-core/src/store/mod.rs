@@ -175,21 +175,17 @@ impl Store {
     ) -> (R, Signals, Option<CmdError>) {
         let now = st.ks.command_time();
         let expired = st.ks.cron(now);
-        if let Some(j) = st.journal.as_mut().filter(|j| j.failed.is_some()) {
-            j.retry(std::time::Instant::now());
-        }
         let reject = if st.read_only {
             Some(CmdError::coded(READ_ONLY_ERROR))
         } else {
-            st.journal
-                .as_ref()
-                .and_then(|j| j.failed.as_ref())
-                .map(CmdError::misconf)
+            match st.journal.as_mut() {
+                Some(j) if j.failed.is_some() => j.refusal(),
+                _ => None,
+            }
         };
         let facts = crate::info::StoreFacts {
             dirty: st.dirty,
             blocked_clients: st.waiters.len(),
-            log_failed: st.journal.as_ref().is_some_and(|j| j.failed.is_some()),
         };
         let mut ctx = Ctx::new(&mut st.ks, db, now, protocol);
         ctx.facts = facts;

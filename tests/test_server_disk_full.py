@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import os
 import resource
-import subprocess
 import sys
 import time
 import warnings
 from typing import Callable, Iterator, List, Tuple
 
 import pytest
-from differential.servers import find_redis_server
-from server_support import ServerProcess, free_port, require_serve
+from differential.servers import RedisServer, find_redis_server
+from server_support import ServerProcess, require_serve
 
 redis = pytest.importorskip("redis")
 
@@ -41,32 +40,6 @@ NO_SPACE = "MISCONF Errors writing to the AOF file: No space left on device"
 def _largest_file(top: str) -> int:
     sizes = [os.path.getsize(os.path.join(d, f)) for d, _dirs, files in os.walk(top) for f in files]
     return max(sizes, default=0)
-
-
-class _Redis:
-    """redis-server with its AOF on; SIGXFSZ left ignored (as this Python ignores it), so
-    that a write past the limit fails instead of killing the server."""
-
-    def __init__(self, binary: str, dir: str, fsync: str) -> None:
-        self.port = free_port()
-        argv = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
-        argv += ["--appendonly", "yes", "--appendfsync", fsync, "--dir", dir]
-        argv += ["--logfile", os.path.join(dir, "redis.log")]
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, restore_signals=False)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                redis.Redis(port=self.port).ping()
-                return
-            except redis.ConnectionError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    self.stop()
-                    raise RuntimeError("redis-server did not start") from None
-                time.sleep(0.02)
-
-    def stop(self) -> None:
-        self.proc.kill()
-        self.proc.wait(10)
 
 
 Server = Tuple[str, int, int, str, Callable[[], object]]
@@ -89,11 +62,10 @@ def server(request, tmp_path) -> Iterator[Server]:
     binary = find_redis_server()
     if not binary:
         pytest.skip("no redis-server binary (set XSTREAMS_REDIS_SERVER)")
-    r = _Redis(binary, data, "everysec")
-    try:
-        yield "redis-server", r.port, r.proc.pid, data, r.stop
-    finally:
-        r.stop()
+    aof = ["--appendonly", "yes", "--appendfsync", "everysec"]
+    with RedisServer(binary, aof, keep_ignored_signals=True) as r:
+        assert r.proc is not None and r.dir is not None
+        yield "redis-server", r.port, r.proc.pid, r.dir, r.stop
 
 
 def _write_status(c) -> str:

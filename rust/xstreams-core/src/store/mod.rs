@@ -179,7 +179,8 @@ impl Store {
             Some(CmdError::coded(READ_ONLY_ERROR))
         } else {
             match st.journal.as_mut() {
-                Some(j) if j.failed.is_some() => j.refusal(),
+                // A stopped log is tried again first (at most every RETRY_EVERY).
+                Some(j) if j.failed.is_some() => j.stopped().map(CmdError::misconf),
                 _ => None,
             }
         };
@@ -225,15 +226,10 @@ impl Store {
         if let (Some(j), Some(p)) = (st.journal.as_mut(), prop) {
             if !p.also.is_empty() {
                 st.logged += 1;
-                let stopped = j.failed.is_some();
                 if let Err(e) = j.append(db, now, &p.also) {
-                    // As redis-server: the change is in memory but not in the log yet; say
-                    // so and refuse further writes until a retry writes what waits. (In a
-                    // log stopped already, writes were refused: what a read logs, a lazy
-                    // expiry's DEL, waits behind the rest and the read is answered.)
-                    if !stopped {
-                        failed = Some(CmdError::misconf(crate::error::io_reason(&e)));
-                    }
+                    // Under `always` (an error only there): the change is in memory but
+                    // not durable; say so. Further writes are refused.
+                    failed = Some(CmdError::misconf(crate::error::io_reason(&e)));
                 }
             }
         }

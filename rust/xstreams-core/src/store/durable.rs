@@ -2,10 +2,12 @@
 
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use crate::config::Config;
+use crate::error::CmdError;
 use crate::persist::{self, Fsync, LoadReport, Options, PersistError};
 
 use super::{Shared, State, Store};
@@ -34,7 +36,9 @@ impl Store {
         let (ks, journal, report) = persist::open(dir, config, &opts)?;
         let store = Store::from_keyspace(ks);
         let fsync = journal.fsync;
+        let settles = fsync == Fsync::Always && journal.group_commit;
         store.shared.state.lock().journal = Some(journal);
+        store.shared.settles.store(settles, Ordering::Relaxed);
         if fsync == Fsync::EverySec {
             let weak = Arc::downgrade(&store.shared);
             std::thread::Builder::new()
@@ -64,14 +68,49 @@ impl Store {
     /// acknowledged; for any other it is [`Store::flush`]. Fails, and stops later
     /// writes, when an fsync fails.
     pub fn sync_logged(&self) -> Result<(), PersistError> {
-        sync_logged(&self.shared, true).unwrap_or(Ok(()))
+        match sync_logged(&self.shared, true) {
+            Some(Err(e)) => Err(e.persist_error()),
+            _ => Ok(()),
+        }
     }
 
     /// [`Store::sync_logged`] without waiting for another caller's fsync: `None` when
     /// one is running (the caller can wait for it elsewhere), else the result of
     /// making every write logged so far durable (with an fsync here if needed).
     pub fn try_sync_logged(&self) -> Option<Result<(), PersistError>> {
-        sync_logged(&self.shared, false)
+        sync_logged(&self.shared, false).map(|r| r.map_err(|e| e.persist_error()))
+    }
+
+    /// What a reply owes on a store opened with `Options::group_commit` under
+    /// `appendfsync always`, for a caller that answers in its own thread (the embedded
+    /// API; the server has its commit thread): return once every write logged so far
+    /// is durable, in one fsync with the writes of every thread that came meanwhile
+    /// ([`Store::sync_logged`]), run outside the store lock. The error is the MISCONF
+    /// line that replaces the reply when they cannot be made durable. Under `always` a
+    /// failure is for good: writes logged before it stay not durable, so every later
+    /// reply is the error too (redis-server exits), until the store is reopened. Nothing
+    /// for any other store, nor when no write waits.
+    pub fn settle(&self) -> Result<(), CmdError> {
+        if !self.shared.settles.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let waiting = {
+            let st = self.shared.state.lock();
+            st.journal.as_ref().is_some_and(|j| j.unsynced())
+        };
+        if !waiting {
+            return Ok(());
+        }
+        match sync_logged(&self.shared, true) {
+            Some(Err(Unsynced::Stopped(why))) => Err(CmdError::misconf(why)),
+            Some(Err(Unsynced::Fsync(e))) => Err(CmdError::misconf(crate::error::io_reason(&e))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Does this store owe each reply [`Store::settle`]?
+    pub fn settles(&self) -> bool {
+        self.shared.settles.load(Ordering::Relaxed)
     }
 
     /// How many writes the log has taken since the store was opened, and how many of
@@ -185,7 +224,7 @@ fn fsync_loop(weak: Weak<Shared>) {
 /// every waiter at once. A log switched meanwhile was fsynced by the switch
 /// (`begin_compaction`).
 /// With `wait` false, returns `None` instead of waiting for another caller's fsync.
-fn sync_logged(shared: &Shared, wait: bool) -> Option<Result<(), PersistError>> {
+fn sync_logged(shared: &Shared, wait: bool) -> Option<Result<(), Unsynced>> {
     let want = {
         let mut st = shared.state.lock();
         let Some(j) = st.journal.as_mut() else {
@@ -193,7 +232,7 @@ fn sync_logged(shared: &Shared, wait: bool) -> Option<Result<(), PersistError>> 
         };
         // A stopped log is tried again first (at most every RETRY_EVERY).
         if let Some(why) = j.stopped() {
-            return Some(Err(io_failure(why.to_owned())));
+            return Some(Err(Unsynced::Stopped(why.to_owned())));
         }
         if !j.unsynced() {
             return Some(Ok(()));
@@ -212,7 +251,7 @@ fn sync_logged(shared: &Shared, wait: bool) -> Option<Result<(), PersistError>> 
                 Some(j) => {
                     // The log may have stopped since.
                     if let Some(why) = j.stopped() {
-                        return Some(Err(io_failure(why.to_owned())));
+                        return Some(Err(Unsynced::Stopped(why.to_owned())));
                     }
                     Some((j.writes, j.sync_handle()))
                 }
@@ -243,7 +282,25 @@ fn sync_logged(shared: &Shared, wait: bool) -> Option<Result<(), PersistError>> 
         *syncing = false;
         shared.committed.notify_all();
         if let Err(e) = res {
-            return Some(Err(io_failure(fsync_failed(&e))));
+            return Some(Err(Unsynced::Fsync(e)));
+        }
+    }
+}
+
+/// Why [`sync_logged`] could not make the writes durable.
+enum Unsynced {
+    /// The log had stopped taking writes (the reason), and a retry did not resume it.
+    Stopped(String),
+    /// The fsync failed.
+    Fsync(std::io::Error),
+}
+
+impl Unsynced {
+    /// As [`Store::sync_logged`] reports it.
+    fn persist_error(self) -> PersistError {
+        match self {
+            Unsynced::Stopped(why) => io_failure(why),
+            Unsynced::Fsync(e) => io_failure(fsync_failed(&e)),
         }
     }
 }

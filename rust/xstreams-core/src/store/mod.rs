@@ -60,6 +60,9 @@ struct Shared {
     commit: Mutex<bool>,
     /// ...and its end is signalled here.
     committed: Condvar,
+    /// Opened with `Options::group_commit` under `appendfsync always`: a caller that
+    /// answers in its own thread owes each reply [`Store::settle`]. Set once, at open.
+    settles: std::sync::atomic::AtomicBool,
 }
 
 /// A store of streams. Cloning gives another handle to the same store.
@@ -140,6 +143,7 @@ impl Store {
                 cond: Condvar::new(),
                 commit: Mutex::new(false),
                 committed: Condvar::new(),
+                settles: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }

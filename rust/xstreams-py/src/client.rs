@@ -314,7 +314,9 @@ pub(crate) fn locked<R: Send>(
         return Err(reply_err(py, &CmdError::db_index_out_of_range().0));
     }
     let store = f.store.get().core();
-    let done = match (heavy, store.try_session()) {
+    // Under fsync="always" the reply waits for an fsync (`settle`, after the session
+    // ends): never with the GIL held.
+    let done = match (heavy || store.settles(), store.try_session()) {
         (false, Some(sess)) => {
             match catch_unwind(AssertUnwindSafe(|| sess.and_then(|mut s| work(&mut s)))) {
                 Ok(r) => r,
@@ -323,7 +325,10 @@ pub(crate) fn locked<R: Send>(
         }
         (_, held) => {
             drop(held);
-            guarded(py, || store.session().and_then(|mut s| work(&mut s)))?
+            guarded(py, || {
+                let r = store.session().and_then(|mut s| work(&mut s))?;
+                store.settle().map(|()| r)
+            })?
         }
     };
     done.map_err(|e| reply_err(py, &e.0))
@@ -333,16 +338,19 @@ pub(crate) fn locked<R: Send>(
 /// free, `work` runs in its session on this thread with the GIL held (`py` is what it
 /// creates objects with: only ones the cyclic garbage collector does not track, such as
 /// `bytes`, so no collection and no finalizer can run while the store is locked).
-/// `None` when another thread holds the store: the caller takes [`locked`] instead.
+/// `None` when another thread holds the store, or when the reply must wait for an fsync
+/// (`fsync="always"`): the caller takes [`locked`] instead.
 pub(crate) fn locked_here<'py, R>(
     py: Python<'py>,
     f: &Fast,
     work: impl FnOnce(Python<'py>, &mut Session<'_>) -> Result<R, CmdError>,
 ) -> Option<PyResult<R>> {
-    if f.db >= NUM_DBS {
+    let store = f.store.get().core();
+    // Under fsync="always" the caller takes `locked`, which waits for the fsync.
+    if f.db >= NUM_DBS || store.settles() {
         return None;
     }
-    let sess = f.store.get().core().try_session()?;
+    let sess = store.try_session()?;
     let done = match catch_unwind(AssertUnwindSafe(|| sess.and_then(|mut s| work(py, &mut s)))) {
         Ok(r) => r,
         Err(p) => return Some(Err(internal_err(py, panic_text(p)))),

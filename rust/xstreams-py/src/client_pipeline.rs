@@ -16,7 +16,7 @@ use xstreams_core::Reply;
 
 use crate::client::{fallback, int_reply, raw, read_reply, stream_list, Fast, NativeClient};
 use crate::convert::{arg_bytes, reply_to_py};
-use crate::errors::reply_error;
+use crate::errors::{reply_err, reply_error};
 use crate::store::guarded;
 
 /// How a queued command's reply becomes redis-py's value.
@@ -144,8 +144,13 @@ impl NativeClient {
         let core = f.store.get().core();
         let (db, wire) = (f.db, f.wire);
         // Transactions with WATCH take the Python path (`Store.execute_many(watch=)`).
-        let replies = guarded(py, || core.execute_batch(db, wire, &cmds, atomic, None))?
-            .expect("a batch without a watch always runs");
+        let replies = guarded(py, || {
+            let replies = core.execute_batch(db, wire, &cmds, atomic, None);
+            // Under fsync="always": durable before any reply is returned.
+            core.settle().map(|()| replies)
+        })?
+        .map_err(|e| reply_err(py, &e.0))?
+        .expect("a batch without a watch always runs");
         let out = PyList::empty(py);
         for (r, (conv, name, options)) in replies.iter().zip(&how) {
             out.append(convert(slf, py, f, r, *conv, name, options)?)?;

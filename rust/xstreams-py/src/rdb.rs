@@ -67,7 +67,11 @@ pub fn rdb_import<'py>(
         match (summary, failure) {
             (_, Some(f)) => Err(ImportFailure::Key(f)),
             (Err(m), None) => Err(ImportFailure::Malformed(m.0)),
-            (Ok(s), None) => Ok((keys, s)),
+            // Under fsync="always": durable before the call returns.
+            (Ok(s), None) => core
+                .settle()
+                .map(|()| (keys, s))
+                .map_err(|e| ImportFailure::Key(e.0)),
         }
     })?;
     let (keys, summary) = match res {

@@ -37,6 +37,19 @@ pub(crate) fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> 
     }
 }
 
+/// `step` once the writes logged before its reply are durable, under `fsync="always"`
+/// ([`xstreams_core::Store::settle`]); its reply becomes the MISCONF error if they
+/// cannot be. Run while the GIL is released: the fsync may wait for other threads'.
+fn settled(store: &xstreams_core::Store, step: Step) -> Step {
+    match step {
+        Step::Done(r) => match store.settle() {
+            Ok(()) => Step::Done(r),
+            Err(e) => Step::Done(e.into()),
+        },
+        blocked => blocked,
+    }
+}
+
 /// An in-process store of Redis streams.
 ///
 /// ``Store()`` is an in-memory store. ``execute_command(*args)`` runs one command and
@@ -71,7 +84,7 @@ impl Store {
         protocol: u8,
     ) -> PyResult<Reply> {
         let store = &self.inner;
-        let mut step = guarded(py, || store.start(db, protocol, args))?;
+        let mut step = guarded(py, || settled(store, store.start(db, protocol, args)))?;
         loop {
             match step {
                 Step::Done(r) => return Ok(r),
@@ -80,7 +93,9 @@ impl Store {
                         store.cancel(call);
                         return Err(e);
                     }
-                    step = guarded(py, move || store.wait(call, Some(SIGNAL_CHECK)))?;
+                    step = guarded(py, move || {
+                        settled(store, store.wait(call, Some(SIGNAL_CHECK)))
+                    })?;
                 }
             }
         }
@@ -146,6 +161,10 @@ impl Store {
                     compact_ratio,
                     compact_min_bytes,
                     config_overrides: overrides,
+                    // Under `always`, each call fsyncs after the store lock is released
+                    // (`settle`): threads writing at once share one fsync, as
+                    // redis-server's clients share one per event-loop turn.
+                    group_commit: fsync == Fsync::Always,
                     ..Options::default()
                 };
                 let p = p.clone();
@@ -228,6 +247,23 @@ impl Store {
         guarded(py, || store.flush())?.map_err(|e| persist_err(py, &e))
     }
 
+    /// The log of a durable store: ``{"written": n, "durable": m, "failed": None or
+    /// why}``, the writes logged since the store was opened, how many of them are
+    /// fsynced, and why the log stopped taking writes if it did (a failed write or
+    /// fsync); ``None`` for an in-memory, read-only or closed store. Under
+    /// ``fsync="always"`` every call returns once its writes (and every other thread's
+    /// before them) are durable; under ``everysec`` up to a second of writes wait.
+    fn log_writes<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(w) = self.inner.log_writes() else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("written", w.written)?;
+        d.set_item("durable", w.durable)?;
+        d.set_item("failed", w.failed)?;
+        Ok(Some(d))
+    }
+
     /// Run one command: ``store.execute_command("XADD", "s", "*", "f", "v")``.
     #[pyo3(signature = (*args, db=0, protocol=2))]
     fn execute_command(
@@ -308,8 +344,11 @@ impl Store {
             let guards: Vec<_> = watches.iter().map(|w| w.lock()).collect();
             let live: Vec<&xstreams_core::Watch> =
                 guards.iter().filter_map(|g| g.as_ref()).collect();
-            store.execute_batch_watching(db, protocol, &cmds, atomic, &live)
-        })?;
+            let replies = store.execute_batch_watching(db, protocol, &cmds, atomic, &live);
+            drop(guards);
+            store.settle().map(|()| replies)
+        })?
+        .map_err(|e| reply_err(py, &e.0))?;
         let Some(replies) = replies else {
             return Ok(py.None());
         };
@@ -396,7 +435,11 @@ impl Store {
     /// Drop expired IDMP entries and expired keys now.
     fn sweep(&self, py: Python<'_>) -> PyResult<()> {
         let store = &self.inner;
-        guarded(py, || store.sweep())
+        guarded(py, || {
+            store.sweep();
+            store.settle()
+        })?
+        .map_err(|e| reply_err(py, &e.0))
     }
 
     /// Close the store: blocked readers wake with an error; later commands fail.
@@ -449,7 +492,8 @@ pub fn _xadd_loop(
 ) -> PyResult<()> {
     let core = &store.inner;
     guarded(py, || {
-        xstreams_core::limit::xadd_loop(core, db, key, size, off, n)
+        xstreams_core::limit::xadd_loop(core, db, key, size, off, n)?;
+        core.settle()
     })?
     .map_err(|e| reply_err(py, &e.0))
 }

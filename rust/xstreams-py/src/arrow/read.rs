@@ -121,7 +121,13 @@ impl Store {
             Some(b) => b,
         };
         let store = self.core();
-        let mut step = guarded(py, || store.start_read(db, &a))?;
+        // A group read writes (its PEL): under fsync="always" that is durable before the
+        // entries are returned (`settle`).
+        let settled = |step: ReadStep| match step {
+            ReadStep::Done(Ok(r)) => ReadStep::Done(store.settle().map(|()| r)),
+            other => other,
+        };
+        let mut step = guarded(py, || settled(store.start_read(db, &a)))?;
         loop {
             match step {
                 ReadStep::Done(r) => {
@@ -133,7 +139,7 @@ impl Store {
                         store.cancel(call);
                         return Err(e);
                     }
-                    step = guarded(py, move || store.wait_read(call, Some(SIGNAL_CHECK)))?;
+                    step = guarded(py, || settled(store.wait_read(call, Some(SIGNAL_CHECK))))?;
                 }
             }
         }

@@ -191,11 +191,20 @@ pub fn xadd_arrow(
         times,
         forget: o.forget,
     };
+    // Under fsync="always" the rows are durable before the call returns (`settle`).
+    let settle = || store.settle().map_err(|e| e.0);
     if !o.atomic && o.after.is_empty() {
-        return guarded(py, || store.xadd_rows(o.db, &rows))?.map_err(|e| reply_err(py, &e));
+        return guarded(py, || {
+            let out = store.xadd_rows(o.db, &rows)?;
+            settle().map(|()| out)
+        })?
+        .map_err(|e| reply_err(py, &e));
     }
-    let (out, after) = guarded(py, || store.xadd_rows_atomic(o.db, &rows, &o.after))?
-        .map_err(|e| reply_err(py, &e))?;
+    let (out, after) = guarded(py, || {
+        let out = store.xadd_rows_atomic(o.db, &rows, &o.after)?;
+        settle().map(|()| out)
+    })?
+    .map_err(|e| reply_err(py, &e))?;
     // `after` is the caller's own bookkeeping (a sink's marker): its failure is raised.
     if let Some(xstreams_core::Reply::Error(e)) = after
         .iter()

@@ -19,6 +19,11 @@ Then the same with pipelines of ``PIPE`` XADDs (``pipeline(transaction=False)``,
 producer batching its sends writes): ``xstreams.Redis(store=...)``, the redis-py drop-in,
 against redis-py on redis-server; one call is one pipeline.
 
+Then ``always`` once more with ``THREADS`` threads calling at once (``execute_command``
+on one store; one redis-py client, a connection per thread): the fsync runs outside the
+store lock, so the writes of threads that call meanwhile share the next one (group
+commit, as redis-server's clients share one per event-loop turn).
+
 Each measurement runs XADD for a fixed time (after a warm-up), three times; the table
 gives the best rate (XADD/s), the median latency of one call, and the ratio xstreams /
 redis.
@@ -39,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -47,6 +53,7 @@ from bench_peers import find_redis_server, free_port  # bench/ is on sys.path (s
 POLICIES = ("always", "everysec", "no", None)  # None: no persistence (reference)
 VALUE = b"v" * 16
 PIPE = 100  # XADDs per pipeline in the pipelined rows
+THREADS = 4  # threads calling at once in the threaded row
 
 
 class RedisServer:
@@ -137,8 +144,48 @@ def measure(
     return {"ops": max(rates), "p50_us": statistics.median(lat) * 1e6, "calls": len(lat)}
 
 
+def measure_threads(
+    calls: Sequence[Callable[[], Any]], seconds: float, reps: int
+) -> Dict[str, float]:
+    """:func:`measure` with one thread per call in ``calls``, all calling at once: the
+    best rate of all of them together and the median latency of one call."""
+    for call in calls:  # warm-up
+        for _ in range(50):
+            call()
+    rates: List[float] = []
+    lat: List[float] = []
+    clock = time.perf_counter
+
+    def loop(call: Callable[[], Any], end: float, out: List[float]) -> None:
+        now = clock()
+        while now < end:
+            t = now
+            call()
+            now = clock()
+            out.append(now - t)
+
+    for _ in range(reps):
+        start = clock()
+        per: List[List[float]] = [[] for _ in calls]
+        threads = [threading.Thread(target=loop, args=(c, start + seconds, o))
+                   for c, o in zip(calls, per)]  # fmt: skip
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = clock() - start
+        rates.append(sum(len(o) for o in per) / elapsed)
+        for o in per:
+            lat.extend(o)
+    return {"ops": max(rates), "p50_us": statistics.median(lat) * 1e6, "calls": len(lat)}
+
+
 def _xadd(execute: Callable[..., Any]) -> Callable[[], Any]:
-    return lambda: execute("XADD", "s", "*", "f", VALUE)
+    return _xadd_key(execute, "s")
+
+
+def _xadd_key(execute: Callable[..., Any], key: str) -> Callable[[], Any]:
+    return lambda: execute("XADD", key, "*", "f", VALUE)
 
 
 def _xadd_pipelined(client: Any) -> Callable[[], Any]:
@@ -164,7 +211,36 @@ def run(quick: bool = False) -> List[dict]:
     for pipelined in (False, True):
         for policy in POLICIES:
             rows.append(_row(binary, policy, pipelined, seconds, reps))
+    rows.append(_threaded_row(binary, "always", seconds, reps))
     return rows
+
+
+def _threaded_row(binary: str, policy: str, seconds: float, reps: int) -> dict:
+    """``THREADS`` threads, one XADD per call each, on one store / one server."""
+    import xstreams
+
+    row: Dict[str, Any] = {"policy": policy, "mode": f"{THREADS} threads"}
+    tmp = tempfile.mkdtemp(prefix="xstreams-bench-persist-")
+    try:
+        store = xstreams.Store(os.path.join(tmp, "store"), fsync=policy)
+        try:
+            calls = [_xadd_key(store.execute_command, f"s{i}") for i in range(THREADS)]
+            xs = measure_threads(calls, seconds, reps)
+        finally:
+            store.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    with RedisServer(binary, policy) as srv:
+        c = srv.client  # redis-py's pool: a connection per thread
+        rs = measure_threads([_xadd_key(c.execute_command, f"s{i}") for i in range(THREADS)],
+                             seconds, reps)  # fmt: skip
+        row["redis_version"] = srv.version
+    row.update(
+        xstreams_ops=xs["ops"], xstreams_p50_us=xs["p50_us"], xstreams_calls=xs["calls"],
+        redis_ops=rs["ops"], redis_p50_us=rs["p50_us"], redis_calls=rs["calls"],
+        ratio=xs["ops"] / rs["ops"] if rs["ops"] else 0.0,
+    )  # fmt: skip
+    return row
 
 
 def _row(binary: str, policy: Optional[str], pipelined: bool, seconds: float, reps: int) -> dict:

@@ -216,31 +216,16 @@ def run(quick: bool = False) -> List[dict]:
 
 
 def _threaded_row(binary: str, policy: str, seconds: float, reps: int) -> dict:
-    """``THREADS`` threads, one XADD per call each, on one store / one server."""
-    import xstreams
+    """``THREADS`` threads, one XADD per call each, on one store / one server (redis-py's
+    pool: a connection per thread)."""
 
-    row: Dict[str, Any] = {"policy": policy, "mode": f"{THREADS} threads"}
-    tmp = tempfile.mkdtemp(prefix="xstreams-bench-persist-")
-    try:
-        store = xstreams.Store(os.path.join(tmp, "store"), fsync=policy)
-        try:
-            calls = [_xadd_key(store.execute_command, f"s{i}") for i in range(THREADS)]
-            xs = measure_threads(calls, seconds, reps)
-        finally:
-            store.close()
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    with RedisServer(binary, policy) as srv:
-        c = srv.client  # redis-py's pool: a connection per thread
-        rs = measure_threads([_xadd_key(c.execute_command, f"s{i}") for i in range(THREADS)],
-                             seconds, reps)  # fmt: skip
-        row["redis_version"] = srv.version
-    row.update(
-        xstreams_ops=xs["ops"], xstreams_p50_us=xs["p50_us"], xstreams_calls=xs["calls"],
-        redis_ops=rs["ops"], redis_p50_us=rs["p50_us"], redis_calls=rs["calls"],
-        ratio=xs["ops"] / rs["ops"] if rs["ops"] else 0.0,
-    )  # fmt: skip
-    return row
+    def both(execute: Callable[..., Any]) -> Dict[str, float]:
+        calls = [_xadd_key(execute, f"s{i}") for i in range(THREADS)]
+        return measure_threads(calls, seconds, reps)
+
+    row = {"policy": policy, "mode": f"{THREADS} threads"}
+    return _side_by_side(binary, policy, row, lambda store: both(store.execute_command),
+                         lambda client: both(client.execute_command))  # fmt: skip
 
 
 def _row(binary: str, policy: Optional[str], pipelined: bool, seconds: float, reps: int) -> dict:
@@ -251,6 +236,31 @@ def _row(binary: str, policy: Optional[str], pipelined: bool, seconds: float, re
         "policy": policy or "(in memory)",
         "mode": f"pipelines of {PIPE}" if pipelined else "one per call",
     }
+
+    def ours(store: Any) -> Dict[str, float]:
+        call = (_xadd_pipelined(xstreams.Redis(store=store)) if pipelined
+                else _xadd(store.execute_command))  # fmt: skip
+        return measure(call, seconds, reps, per_call)
+
+    def theirs(client: Any) -> Dict[str, float]:
+        call = _xadd_pipelined(client) if pipelined else _xadd(client.execute_command)
+        return measure(call, seconds, reps, per_call)
+
+    return _side_by_side(binary, policy, row, ours, theirs)
+
+
+def _side_by_side(
+    binary: str,
+    policy: Optional[str],
+    row: Dict[str, Any],
+    ours: Callable[[Any], Dict[str, float]],
+    theirs: Callable[[Any], Dict[str, float]],
+) -> dict:
+    """``ours(store)`` on a fresh store under ``policy`` (in memory for ``None``), then
+    ``theirs(client)`` on a redis-server with the same AOF policy: ``row`` with both
+    figures and their ratio."""
+    import xstreams
+
     tmp = tempfile.mkdtemp(prefix="xstreams-bench-persist-")
     try:
         if policy is None:
@@ -258,17 +268,13 @@ def _row(binary: str, policy: Optional[str], pipelined: bool, seconds: float, re
         else:
             store = xstreams.Store(os.path.join(tmp, "store"), fsync=policy)
         try:
-            call = (_xadd_pipelined(xstreams.Redis(store=store)) if pipelined
-                    else _xadd(store.execute_command))  # fmt: skip
-            xs = measure(call, seconds, reps, per_call)
+            xs = ours(store)
         finally:
             store.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     with RedisServer(binary, policy) as srv:
-        c = srv.client
-        call = _xadd_pipelined(c) if pipelined else _xadd(c.execute_command)
-        rs = measure(call, seconds, reps, per_call)
+        rs = theirs(srv.client)
         row["redis_version"] = srv.version
     row.update(
         xstreams_ops=xs["ops"], xstreams_p50_us=xs["p50_us"], xstreams_calls=xs["calls"],

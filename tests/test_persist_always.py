@@ -67,6 +67,16 @@ def _group_read(s: xstreams.Store, tmp: Any) -> None:
     assert s.xread_arrow({"g": ">"}, group="grp", consumer="c").num_rows == 1
 
 
+def _blocked_group_read(s: xstreams.Store, tmp: Any) -> None:
+    # The read blocks, then an XADD from another thread wakes it and it writes its PEL.
+    s.execute_command("XGROUP", "CREATE", "b", "grp", "$", "MKSTREAM")
+    writer = threading.Timer(0.05, lambda: s.execute_command("XADD", "b", "*", "f", "v"))
+    writer.start()
+    got = s.execute_command("XREADGROUP", "GROUP", "grp", "c", "BLOCK", 10_000, "STREAMS", "b", ">")
+    writer.join()
+    assert got is not None and len(got[0][1]) == 1
+
+
 def _sweep(s: xstreams.Store, tmp: Any) -> None:
     # The expired key's DEL is logged by the sweep.
     s.set_clock_ms(NOW)
@@ -84,8 +94,8 @@ def _rdb_import(s: xstreams.Store, tmp: Any) -> None:
 
 
 PATHS = [_execute_command, _execute_many, _transaction, _client_typed, _client_pipeline,
-         _client_command, _xadd_batch, _xadd_batch_atomic, _group_read, _sweep,
-         _rdb_import]  # fmt: skip
+         _client_command, _xadd_batch, _xadd_batch_atomic, _group_read,
+         _blocked_group_read, _sweep, _rdb_import]  # fmt: skip
 
 
 @pytest.mark.parametrize("fsync", ["always", "no"])

@@ -301,9 +301,10 @@ impl NativeClient {
 /// Run `work` in one session of the store (the store locked for it alone) and return its
 /// result, a command error raised as redis-py's exception. When the store is free and the
 /// work is short (`heavy` false), the GIL is kept: releasing and taking it back would cost
-/// more than the command. When another thread holds the store, or the work may be long,
-/// the GIL is released while waiting and working, so other Python threads run. `work`
-/// never touches Python objects (see `client_sink`), and a panic becomes `InternalError`.
+/// more than the command. When another thread holds the store, the work may be long, or
+/// the reply waits for an fsync (`fsync="always"`), the GIL is released while waiting
+/// and working, so other Python threads run. `work` never touches Python objects (see
+/// `client_sink`), and a panic becomes `InternalError`.
 pub(crate) fn locked<R: Send>(
     py: Python<'_>,
     f: &Fast,
@@ -316,20 +317,18 @@ pub(crate) fn locked<R: Send>(
     let store = f.store.get().core();
     // Under fsync="always" the reply waits for an fsync (`settle`, after the session
     // ends): never with the GIL held.
-    let done = match (heavy || store.settles(), store.try_session()) {
-        (false, Some(sess)) => {
+    let here = !heavy && !store.settles();
+    let done = match here.then(|| store.try_session()).flatten() {
+        Some(sess) => {
             match catch_unwind(AssertUnwindSafe(|| sess.and_then(|mut s| work(&mut s)))) {
                 Ok(r) => r,
                 Err(p) => return Err(internal_err(py, panic_text(p))),
             }
         }
-        (_, held) => {
-            drop(held);
-            guarded(py, || {
-                let r = store.session().and_then(|mut s| work(&mut s))?;
-                store.settle().map(|()| r)
-            })?
-        }
+        None => guarded(py, || {
+            let r = store.session().and_then(|mut s| work(&mut s))?;
+            store.settle().map(|()| r)
+        })?,
     };
     done.map_err(|e| reply_err(py, &e.0))
 }

@@ -119,6 +119,19 @@ class RedisServer:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def _calls_until(call: Callable[[], Any], end: float, lat: List[float]) -> float:
+    """Call ``call`` until ``end`` (``time.perf_counter``), appending each call's latency
+    to ``lat``; returns when the last call ended."""
+    clock = time.perf_counter
+    now = clock()
+    while now < end:
+        t = now
+        call()
+        now = clock()
+        lat.append(now - t)
+    return now
+
+
 def measure(
     call: Callable[[], Any], seconds: float, reps: int, per_call: int = 1
 ) -> Dict[str, float]:
@@ -128,19 +141,11 @@ def measure(
         call()
     rates: List[float] = []
     lat: List[float] = []
-    clock = time.perf_counter
     for _ in range(reps):
-        n = 0
-        start = clock()
-        end = start + seconds
-        now = start
-        while now < end:
-            t = now
-            call()
-            now = clock()
-            lat.append(now - t)
-            n += 1
-        rates.append(n * per_call / (now - start))
+        before = len(lat)
+        start = time.perf_counter()
+        last = _calls_until(call, start + seconds, lat)
+        rates.append((len(lat) - before) * per_call / (last - start))
     return {"ops": max(rates), "p50_us": statistics.median(lat) * 1e6, "calls": len(lat)}
 
 
@@ -154,26 +159,16 @@ def measure_threads(
             call()
     rates: List[float] = []
     lat: List[float] = []
-    clock = time.perf_counter
-
-    def loop(call: Callable[[], Any], end: float, out: List[float]) -> None:
-        now = clock()
-        while now < end:
-            t = now
-            call()
-            now = clock()
-            out.append(now - t)
-
     for _ in range(reps):
-        start = clock()
+        start = time.perf_counter()
         per: List[List[float]] = [[] for _ in calls]
-        threads = [threading.Thread(target=loop, args=(c, start + seconds, o))
+        threads = [threading.Thread(target=_calls_until, args=(c, start + seconds, o))
                    for c, o in zip(calls, per)]  # fmt: skip
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-        elapsed = clock() - start
+        elapsed = time.perf_counter() - start
         rates.append(sum(len(o) for o in per) / elapsed)
         for o in per:
             lat.extend(o)
@@ -181,10 +176,10 @@ def measure_threads(
 
 
 def _xadd(execute: Callable[..., Any]) -> Callable[[], Any]:
-    return _xadd_key(execute, "s")
+    return xadd_key(execute, "s")
 
 
-def _xadd_key(execute: Callable[..., Any], key: str) -> Callable[[], Any]:
+def xadd_key(execute: Callable[..., Any], key: str) -> Callable[[], Any]:
     return lambda: execute("XADD", key, "*", "f", VALUE)
 
 
@@ -220,7 +215,7 @@ def _threaded_row(binary: str, policy: str, seconds: float, reps: int) -> dict:
     pool: a connection per thread)."""
 
     def both(execute: Callable[..., Any]) -> Dict[str, float]:
-        calls = [_xadd_key(execute, f"s{i}") for i in range(THREADS)]
+        calls = [xadd_key(execute, f"s{i}") for i in range(THREADS)]
         return measure_threads(calls, seconds, reps)
 
     row = {"policy": policy, "mode": f"{THREADS} threads"}

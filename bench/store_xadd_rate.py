@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import threading
 import time
 
 import xstreams
+from bench_persist import measure_threads, xadd_key  # bench/ is on sys.path (script dir)
 
 
 def rate(fsync: str | None, n: int) -> float:
@@ -39,28 +39,11 @@ def rate(fsync: str | None, n: int) -> float:
 def always_rate(threads: int, seconds: float = 2.0) -> float:
     with tempfile.TemporaryDirectory() as d:
         s = xstreams.Store(d + "/s", fsync="always")
-        x = s.execute_command
-        for _ in range(50):
-            x("XADD", "w", "*", "f", "v")
-        counts = [0] * threads
-        stop = time.perf_counter() + seconds
-
-        def work(i: int) -> None:
-            n = 0
-            while time.perf_counter() < stop:
-                x("XADD", f"s{i}", "*", "f", "v")
-                n += 1
-            counts[i] = n
-
-        workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
-        t = time.perf_counter()
-        for w in workers:
-            w.start()
-        for w in workers:
-            w.join()
-        dt = time.perf_counter() - t
-        s.close()
-    return sum(counts) / dt
+        try:
+            calls = [xadd_key(s.execute_command, f"s{i}") for i in range(threads)]
+            return measure_threads(calls, seconds, 1)["ops"]
+        finally:
+            s.close()
 
 
 def main() -> None:

@@ -379,13 +379,11 @@ def _spark_default_arrow_bytes(spark: Any, fn: Callable[[], Any]) -> Callable[[]
     return run
 
 
-def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str, Any]]:
-    import xstreams.spark as xs
-    from pyspark.sql import Window
+def _events(spark: Any, n: int) -> Any:
+    """The dedup contenders' cached input and its row count: ``n`` events of 1,000
+    producers, every 10th re-sent 1..4 s later (same iid)."""
     from pyspark.sql import functions as F
 
-    spark = _spark()
-    # 1,000 producers; every 10th event is re-sent 1..4 s later (same iid).
     base = spark.range(n).select(
         F.concat(F.lit("p"), (F.col("id") % 1000).cast("string")).alias("pid"),
         F.concat(F.lit("e"), F.col("id").cast("string")).alias("iid"),
@@ -396,7 +394,16 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
         "pid", "iid", (F.col("ts") + 1000 + F.col("amount") % 3000).alias("ts"), "amount"
     )
     df = base.unionByName(resent).cache()
-    rows = df.count()
+    return df, df.count()
+
+
+def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str, Any]]:
+    import xstreams.spark as xs
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    spark = _spark()
+    df, rows = _events(spark, n)
     out = []
 
     def noop(d: Any) -> None:

@@ -1,0 +1,173 @@
+"""Where the Spark dedup's time goes: its plan's floors against the real call, in turns.
+
+    [XSTREAMS_BENCH_ARROW_CHECKS=1] python bench/spark_floors.py [--rounds N] [--rows N]
+
+On ``bench_spark.py``'s session and input (local[2], 4 shuffle partitions, 2,000,000
+events + 10% re-sent), one untimed round and then ``N`` rounds (default 11) in turns of:
+
+- ``row_number``: Spark's flag, the target of issue 12;
+- ``floor text+flag (streamed)``: ``repartition(pid)`` + a ``mapInArrow`` that appends a
+  constant entry ID text and a constant flag to each batch as it comes: dedup's plan and
+  output without the dedup;
+- ``floor text+flag (collected)``: the same after holding the whole partition, as dedup
+  must (every row of a producer before any answer);
+- ``floor longs+flag``: the ID as two ``long`` columns instead of the text;
+- ``floor flag``: the flag alone (the ``row_number`` flag's output shape);
+- ``dedup``: ``xstreams.spark.dedup``, default answer columns;
+- ``dedup columns=[duplicate]``: the flag's output shape.
+
+Each line: the median wall clock, the medians of the Spark JVM's CPU seconds and of its
+Python workers', and the ``row_number`` flag's time over this one's. The differences
+between lines say what each part costs: holding the partition (collected against
+streamed), the kernel (dedup against collected), a text column out of the worker (text
+against longs). ``XSTREAMS_BENCH_ARROW_CHECKS=1`` keeps Arrow Java's bounds checks on, as
+in Spark's default JVM (``bench_spark.py`` turns them off otherwise).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from typing import Any, Callable, Dict, List, Tuple
+
+from bench_spark import NOW, _events, _spark  # bench/ is on sys.path (script dir)
+
+
+def _split_cpu() -> Tuple[float, float]:
+    """CPU seconds so far of the Spark JVM (this process's ``java`` child) and of the
+    processes under it (the Python workers, running and reaped), from ``/proc``."""
+    tick = os.sysconf("SC_CLK_TCK")
+    own: Dict[int, Tuple[int, int]] = {}
+    kids: Dict[int, List[int]] = {}
+    names: Dict[int, str] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                stat = f.read()
+        except OSError:  # the process ended meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        pid = int(name)
+        # [11:13] utime, stime; [13:15] cutime, cstime (reaped children)
+        own[pid] = (int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14]))
+        kids.setdefault(int(fields[1]), []).append(pid)
+        names[pid] = stat[stat.index("(") + 1 : stat.rindex(")")]
+    java = next(p for p in kids.get(os.getpid(), []) if names[p] == "java")
+    workers, todo = own[java][1], list(kids.get(java, []))
+    while todo:
+        pid = todo.pop()
+        workers += sum(own[pid])
+        todo.extend(kids.get(pid, []))
+    return own[java][0] / tick, workers / tick
+
+
+def _contenders(spark: Any, df: Any) -> List[Tuple[str, Callable[[], None]]]:
+    import xstreams.spark as xs
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType, LongType, StructField, StructType
+
+    def noop(d: Any) -> None:
+        d.write.format("noop").mode("overwrite").save()
+
+    text = xs.dedup(df, producer="pid", iid="iid", time="ts").schema
+    flag = StructType([*df.schema.fields, StructField("duplicate", BooleanType(), False)])
+    longs = StructType(
+        [
+            *df.schema.fields,
+            StructField("entry_ms", LongType(), False),
+            StructField("entry_seq", LongType(), False),
+            StructField("duplicate", BooleanType(), False),
+        ]
+    )
+
+    def appender(kind: str, collect: bool) -> Callable[[Any], Any]:
+        names = {"text": text, "longs": longs, "flag": flag}[kind].fieldNames()
+
+        def fn(batches: Any) -> Any:  # nested: cloudpickle sends it by value
+            import pyarrow as pa
+
+            def out(b: Any) -> Any:
+                n = b.num_rows
+                dup = pa.repeat(pa.scalar(False), n)
+                extra = {
+                    "text": [pa.repeat(pa.scalar(f"{NOW}-0"), n), dup],
+                    "longs": [pa.repeat(pa.scalar(NOW), n), pa.repeat(pa.scalar(0), n), dup],
+                    "flag": [dup],
+                }[kind]
+                return pa.RecordBatch.from_arrays([*b.columns, *extra], names=names)
+
+            if collect:
+                batches = [b for b in batches if b.num_rows]
+            for b in batches:
+                yield out(b)
+
+        return fn
+
+    def floor(kind: str, schema: Any, collect: bool = False) -> Callable[[], None]:
+        fn = appender(kind, collect)
+        return lambda: noop(df.repartition("pid").mapInArrow(fn, schema))
+
+    def row_number() -> None:
+        w = Window.partitionBy("pid", "iid").orderBy("ts")
+        noop(df.withColumn("duplicate", F.row_number().over(w) > 1))
+
+    def dedup(columns: Any = None) -> Callable[[], None]:
+        def run() -> None:
+            noop(xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2,
+                          maxsize=10_000, columns=columns))  # fmt: skip
+
+        return run
+
+    return [
+        ("row_number", row_number),
+        ("floor text+flag (streamed)", floor("text", text)),
+        ("floor text+flag (collected)", floor("text", text, collect=True)),
+        ("floor longs+flag", floor("longs", longs)),
+        ("floor flag", floor("flag", flag)),
+        ("dedup", dedup()),
+        ("dedup columns=[duplicate]", dedup(["duplicate"])),
+    ]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=11)
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    args = ap.parse_args()
+    spark = _spark()
+    df, rows = _events(spark, args.rows)
+    contenders = _contenders(spark, df)
+    for _, fn in contenders:  # the untimed round: code generation, workers, caches
+        fn()
+    wall: List[List[float]] = [[] for _ in contenders]
+    jvm: List[List[float]] = [[] for _ in contenders]
+    py: List[List[float]] = [[] for _ in contenders]
+    for _ in range(args.rounds):
+        for i, (_, fn) in enumerate(contenders):
+            j0, p0 = _split_cpu()
+            t0 = time.perf_counter()
+            fn()
+            wall[i].append(time.perf_counter() - t0)
+            j1, p1 = _split_cpu()
+            jvm[i].append(j1 - j0)
+            py[i].append(p1 - p0)
+    checks = "on" if os.environ.get("XSTREAMS_BENCH_ARROW_CHECKS") == "1" else "off"
+    print(f"{rows:,} rows, medians of {args.rounds} rounds, Arrow bounds checks {checks}")
+    flag = statistics.median(wall[0])
+    for i, (name, _) in enumerate(contenders):
+        w = statistics.median(wall[i])
+        print(
+            f"{name:28s} {w:6.3f} s  JVM CPU {statistics.median(jvm[i]):5.2f} s  "
+            f"workers CPU {statistics.median(py[i]):5.2f} s  {flag / w:4.2f}x row_number"
+        )
+    spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

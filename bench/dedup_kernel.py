@@ -74,9 +74,11 @@ def main() -> None:
     ties = ["ord"] if "--order" in sys.argv else (content or ["iid"])
     ties = ["ford"] if "--float-order" in sys.argv else ties
 
-    def kernel() -> list:
-        return _xstreams._idmp_dedup(
-            batches, "pid", iid, content, "ts", ties, 2, 10_000, False, False, columns
+    def kernel() -> list:  # the output batches too: the kernel makes them on demand
+        return list(
+            _xstreams._idmp_dedup(
+                batches, "pid", iid, content, "ts", ties, 2, 10_000, False, False, columns
+            )
         )
 
     def worker() -> list:

@@ -471,6 +471,7 @@ def test_rust_kernel_orders_float_ties_as_arrows_sort(float_type):
     got = _xstreams._idmp_dedup([batch], "pid", "iid", None, "ts", ["o"], 2, 100, False,
                                 False, ["entry_id"])  # fmt: skip
     assert got is not None, "the kernel left float ties to another path"
+    got = list(got)
     assert got[0].column("entry_id").to_pylist() == want
     # The reference agrees: Arrow's sort of the same rows, answered by the store path.
     fn = xs._DedupPartition("pid", "iid", None, "ts", ["o"], 2, 100, False, "all", ["entry_id"])
@@ -489,7 +490,7 @@ def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
                                      False, ALL)  # fmt: skip
 
     ok = pa.record_batch({"pid": ["a", "a"], "iid": ["x", "x"], "ts": [5, 6]})
-    got = kernel([ok])
+    got = list(kernel([ok]))
     assert got[0].column("entry_id").to_pylist() == ["5-0", "5-0"]
     assert got[0].column("duplicate").to_pylist() == [False, True]
     assert got[0].column("original_id").to_pylist() == ["5-0", "5-0"]
@@ -579,6 +580,48 @@ def test_rust_kernel_output_columns(large, keep):
     assert table.schema.field("entry_id").type == id_type
     assert table.column("entry_id").null_count == 0
     assert not any(table.schema.field(c).nullable for c in xs._answer_columns(None, keep))
+
+
+@pytest.mark.parametrize("sorted_kernel", [False, True])
+def test_rust_kernel_makes_each_output_batch_when_asked(sorted_kernel):
+    """Both kernels answer with an iterator that makes each output batch as the worker
+    asks for it (so the worker can send one while the next is made): one batch per input
+    batch with rows left, in input order, none left empty with ``keep="first"``, then
+    ``StopIteration`` for good; an empty partition is an iterator that ends at once."""
+    import pyarrow as pa
+    from xstreams import _xstreams
+
+    t = NOW
+    batches = [
+        pa.record_batch({"pid": ["a", "a"], "iid": ["x", "y"], "ts": [t + 1, t + 2]}),
+        pa.record_batch({"pid": ["a", "a"], "iid": ["x", "y"], "ts": [t + 3, t + 4]}),
+        pa.record_batch({"pid": ["a"], "iid": ["z"], "ts": [t + 5]}),
+    ]
+
+    def kernel(parts, keep_first, columns):
+        if sorted_kernel:
+            return _xstreams._idmp_dedup_sorted(parts, "pid", "ts", "iid", None, 2, 10,
+                                                keep_first, False, columns)  # fmt: skip
+        return _xstreams._idmp_dedup(parts, "pid", "iid", None, "ts", ["iid"], 2, 10,
+                                     keep_first, False, columns)  # fmt: skip
+
+    out = kernel(batches, False, ["entry_id", "duplicate"])
+    assert iter(out) is out
+    first = next(out)
+    assert first.column("entry_id").to_pylist() == [f"{t + 1}-0", f"{t + 2}-0"]
+    assert first.column("duplicate").to_pylist() == [False, False]
+    second = next(out)
+    assert second.column("entry_id").to_pylist() == [f"{t + 1}-0", f"{t + 2}-0"]
+    assert second.column("duplicate").to_pylist() == [True, True]
+    assert next(out).column("entry_id").to_pylist() == [f"{t + 5}-0"]
+    for _ in range(2):
+        with pytest.raises(StopIteration):
+            next(out)
+    # keep="first": the second batch is all duplicates and gives no batch.
+    kept = list(kernel(batches, True, ["entry_id"]))
+    assert [b.num_rows for b in kept] == [2, 1]
+    assert kept[1].column("iid").to_pylist() == ["z"]
+    assert list(kernel([], False, ["duplicate"])) == []
 
 
 def test_rust_kernel_ids_of_every_width():

@@ -146,6 +146,14 @@ def auto_iid(pairs: Sequence[bytes]) -> bytes: ...
 def _xadd_loop(store: Store, key: bytes, size: int, off: int, n: int, db: int = 0) -> None:
     """The physical limit of XADD: ``n`` typed XADDs run in Rust (bench/run.py's driver)."""
 
+@final
+class _DedupOutput:
+    """The output batches of a dedup kernel, each made when asked for: each input batch
+    with rows left, the answer columns appended."""
+
+    def __iter__(self) -> _DedupOutput: ...
+    def __next__(self) -> Any: ...
+
 def _idmp_dedup(
     batches: Iterable[Any],
     producer: str,
@@ -158,7 +166,7 @@ def _idmp_dedup(
     keep_first: bool,
     large: bool,
     columns: Sequence[str],
-) -> Optional[list[Any]]:
+) -> Optional[_DedupOutput]:
     """The Spark dedup kernel on one partition's Arrow batches, all read first: the IID
     column's values or IDMPAUTO over the ``content`` columns, a producer's rows of equal
     time ordered by ``ties``, with the answer ``columns`` appended (``None``: input it
@@ -175,7 +183,7 @@ def _idmp_dedup_sorted(
     keep_first: bool,
     large: bool,
     columns: Sequence[str],
-) -> Optional[list[Any]]:
+) -> Optional[_DedupOutput]:
     """The Spark dedup kernel on a partition already sorted by (producer, time, ties):
     the IID column's values or IDMPAUTO over the ``content`` columns, the rows in their
     order with the answer ``columns`` appended (``None``: input it does not take)."""

@@ -13,7 +13,8 @@
 //! `original_id` (`original_id` is the `entry_id` array itself, shared, not a copy:
 //! Spark copying it in a projection after `mapInArrow` cost a second copy of every
 //! output row). With `keep_first` only the rows that are not duplicates. IDs are
-//! formatted only when a column needs them.
+//! formatted only when a column needs them, batch by batch as the caller takes the
+//! output ([`crate::dedup_output`]).
 //!
 //! Input the kernel does not take (nulls in the producer, time or IID columns, an empty
 //! producer or IID, a row with no content value, other column types, a tie column it
@@ -22,24 +23,19 @@
 //! [`crate::dedup_sorted::_idmp_dedup_sorted`], or the general path
 //! (`Store.xadd_batch`), which give the same answers and the store's errors.
 
-use std::sync::Arc;
-
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
-use arrow_array::{
-    Array, ArrayRef, BooleanArray, GenericStringArray, OffsetSizeTrait, RecordBatch,
-};
-use arrow_buffer::{BooleanBuffer, Buffer, OffsetBuffer, ScalarBuffer};
-use arrow_schema::{DataType, Field, Schema};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Schema};
 use hashbrown::HashMap;
 use pyo3::prelude::*;
-use pyo3::types::PyList;
 use pyo3_arrow::PyRecordBatch;
 use xstreams_core::dedup::IdmpDedup;
 use xstreams_core::idmp::auto_iid;
 use xstreams_core::StreamId;
 
 use crate::arrow::{prepare, times_ms, value_err, values_across, Src};
+use crate::dedup_output::{output, DedupOutput};
 
 /// The values of a string or binary column across batches, appended to `out`; false if
 /// it has nulls or another type.
@@ -494,62 +490,21 @@ impl Answers {
     }
 
     /// Row `row`'s ID (only when a column shows IDs).
-    fn id(&self, row: usize) -> StreamId {
+    pub(crate) fn id(&self, row: usize) -> StreamId {
         match self.packed[row] {
             SPILLED => self.spilled[&row].0,
             w => StreamId::new(w >> 21, (w >> 1) & (SEQ_LIMIT - 1)),
         }
     }
 
-    fn duplicate(&self, row: usize) -> bool {
+    /// Row `row`'s flag.
+    pub(crate) fn duplicate(&self, row: usize) -> bool {
         match self.packed.get(row) {
             None => self.dups[row],
             Some(&SPILLED) => self.spilled[&row].1,
             Some(&w) => w & 1 == 1,
         }
     }
-}
-
-/// Entry IDs as `<ms>-<seq>` text for the `count` rows `rows` of `answers` (sized by the
-/// rows of one output batch, not by the partition's: a partition-sized buffer per batch
-/// cost more in zeroed pages than the whole dedup).
-fn id_strings(
-    answers: &Answers,
-    rows: impl Iterator<Item = usize>,
-    count: usize,
-    large: bool,
-) -> PyResult<ArrayRef> {
-    if large {
-        id_strings_as::<i64>(answers, rows, count)
-    } else {
-        id_strings_as::<i32>(answers, rows, count)
-    }
-}
-
-fn id_strings_as<O: OffsetSizeTrait>(
-    answers: &Answers,
-    rows: impl Iterator<Item = usize>,
-    count: usize,
-) -> PyResult<ArrayRef> {
-    let mut data = Vec::with_capacity(count * 16);
-    let mut offsets: Vec<O> = Vec::with_capacity(count + 1);
-    offsets.push(O::usize_as(0));
-    for r in rows {
-        answers.id(r).write_to(&mut data);
-        offsets.push(O::usize_as(data.len()));
-    }
-    // Offsets grow with the text: the last one fitting means every one does.
-    if O::from_usize(data.len()).is_none() {
-        return Err(value_err(
-            "an output batch's entry IDs exceed 2 GiB: use smaller Arrow batches",
-        ));
-    }
-    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
-    Ok(Arc::new(GenericStringArray::<O>::new(
-        offsets,
-        Buffer::from_vec(data),
-        None,
-    )))
 }
 
 /// An answer column the kernel can append.
@@ -586,7 +541,6 @@ pub(crate) fn answer_columns(names: &[String]) -> PyResult<Vec<Answer>> {
 #[pyo3(signature = (batches, producer, iid, content, time, ties, duration, maxsize, keep_first, large, columns))]
 #[allow(clippy::too_many_arguments)]
 pub fn _idmp_dedup<'py>(
-    py: Python<'py>,
     batches: &Bound<'py, PyAny>,
     producer: &str,
     iid: Option<&str>,
@@ -598,12 +552,22 @@ pub fn _idmp_dedup<'py>(
     keep_first: bool,
     large: bool,
     columns: Vec<String>,
-) -> PyResult<Option<Bound<'py, PyList>>> {
+) -> PyResult<Option<DedupOutput>> {
     let answer = answer_columns(&columns)?;
     let mode = IidFrom::new(iid, content)?;
     let (batches, schema) = match read_partition(batches)? {
         Partition::Rows(b, s) => (b, s),
-        Partition::Empty => return Ok(Some(PyList::empty(py))),
+        Partition::Empty => {
+            let none = Answers::new(0, &answer);
+            return Ok(Some(output(
+                Vec::new(),
+                none,
+                answer,
+                &columns,
+                keep_first,
+                large,
+            )));
+        }
         Partition::Mixed => return Ok(None),
     };
     let (p_idx, t_idx) = (column(&schema, producer)?, column(&schema, time)?);
@@ -663,7 +627,9 @@ pub fn _idmp_dedup<'py>(
         }
     }
     drop(grouped);
-    output(py, &batches, &answers, &answer, &columns, keep_first, large).map(Some)
+    Ok(Some(output(
+        batches, answers, answer, &columns, keep_first, large,
+    )))
 }
 
 /// A partition as the kernels read it.
@@ -699,90 +665,4 @@ pub(crate) fn column(schema: &Schema, name: &str) -> PyResult<usize> {
     schema
         .index_of(name)
         .map_err(|_| value_err(format!("column {name:?} is not in the batch")))
-}
-
-/// The output of a partition: `batches` with the answer columns appended (by `answers`,
-/// indexed by row across the batches), or with `keep_first` only the rows that are
-/// not duplicates.
-pub(crate) fn output<'py>(
-    py: Python<'py>,
-    batches: &[RecordBatch],
-    answers: &Answers,
-    answer: &[Answer],
-    columns: &[String],
-    keep_first: bool,
-    large: bool,
-) -> PyResult<Bound<'py, PyList>> {
-    let Some(schema) = batches.first().map(|b| b.schema()) else {
-        return Ok(PyList::empty(py));
-    };
-    let id_type = if large {
-        DataType::LargeUtf8
-    } else {
-        DataType::Utf8
-    };
-    let mut fields: Vec<Arc<Field>> = schema.fields().iter().cloned().collect();
-    for (a, name) in answer.iter().zip(columns) {
-        let t = match a {
-            Answer::Duplicate => DataType::Boolean,
-            _ => id_type.clone(),
-        };
-        // Never null: Spark then reads each value without a validity check.
-        fields.push(Arc::new(Field::new(name, t, false)));
-    }
-    let out_schema = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
-    let out = PyList::empty(py);
-    let mut base = 0usize;
-    for b in batches {
-        let len = b.num_rows();
-        // The input columns of the rows out, and with `keep_first` those rows (indexes
-        // into `answers`; else every row of the batch, without a list of them).
-        let (mut cols, kept): (Vec<ArrayRef>, Option<Vec<usize>>) = if keep_first {
-            let keep = BooleanArray::new(
-                BooleanBuffer::collect_bool(len, |i| !answers.duplicate(base + i)),
-                None,
-            );
-            let batch = arrow_select::filter::filter_record_batch(b, &keep)
-                .map_err(|e| value_err(e.to_string()))?;
-            let rows = keep.values().set_indices().map(|i| base + i).collect();
-            (batch.columns().to_vec(), Some(rows))
-        } else {
-            (b.columns().to_vec(), None)
-        };
-        let count = kept.as_ref().map_or(len, Vec::len);
-        let mut ids: Option<ArrayRef> = None;
-        for a in answer {
-            cols.push(match a {
-                // A kept row is not a duplicate.
-                Answer::Duplicate if keep_first => {
-                    Arc::new(BooleanArray::new(BooleanBuffer::new_unset(count), None))
-                }
-                Answer::Duplicate => Arc::new(BooleanArray::new(
-                    BooleanBuffer::collect_bool(len, |i| answers.duplicate(base + i)),
-                    None,
-                )),
-                Answer::EntryId | Answer::OriginalId => match &ids {
-                    Some(a) => a.clone(),
-                    None => {
-                        let a = match &kept {
-                            Some(rows) => id_strings(answers, rows.iter().copied(), count, large)?,
-                            None => id_strings(answers, base..base + len, count, large)?,
-                        };
-                        ids.insert(a).clone()
-                    }
-                },
-            });
-        }
-        let batch = RecordBatch::try_new_with_options(
-            out_schema.clone(),
-            cols,
-            &arrow_array::RecordBatchOptions::new().with_row_count(Some(count)),
-        )
-        .map_err(|e| value_err(e.to_string()))?;
-        base += len;
-        if batch.num_rows() > 0 {
-            out.append(PyRecordBatch::new(batch).into_pyarrow(py)?)?;
-        }
-    }
-    Ok(out)
 }

@@ -17,14 +17,13 @@
 
 use hashbrown::HashSet;
 use pyo3::prelude::*;
-use pyo3::types::PyList;
 use xstreams_core::dedup::IdmpDedup;
 
 use crate::arrow::{prepare, times_ms, values_across, Src};
 use crate::dedup::{
-    answer_columns, auto_iids, byte_values, column, output, read_partition, Answers, IidFrom,
-    Partition,
+    answer_columns, auto_iids, byte_values, column, read_partition, Answers, IidFrom, Partition,
 };
+use crate::dedup_output::{output, DedupOutput};
 
 /// Dedup one sorted partition (see the module docs): `iid` names the IID column, or
 /// `content` the IDMPAUTO columns (one of them is given). `None`: input it does not take.
@@ -32,7 +31,6 @@ use crate::dedup::{
 #[pyo3(signature = (batches, producer, time, iid, content, duration, maxsize, keep_first, large, columns))]
 #[allow(clippy::too_many_arguments)]
 pub fn _idmp_dedup_sorted<'py>(
-    py: Python<'py>,
     batches: &Bound<'py, PyAny>,
     producer: &str,
     time: &str,
@@ -43,11 +41,21 @@ pub fn _idmp_dedup_sorted<'py>(
     keep_first: bool,
     large: bool,
     columns: Vec<String>,
-) -> PyResult<Option<Bound<'py, PyList>>> {
+) -> PyResult<Option<DedupOutput>> {
     let answer = answer_columns(&columns)?;
     let (batches, schema) = match read_partition(batches)? {
         Partition::Rows(b, s) => (b, s),
-        Partition::Empty => return Ok(Some(PyList::empty(py))),
+        Partition::Empty => {
+            let none = Answers::new(0, &answer);
+            return Ok(Some(output(
+                Vec::new(),
+                none,
+                answer,
+                &columns,
+                keep_first,
+                large,
+            )));
+        }
         Partition::Mixed => return Ok(None),
     };
     let mode = IidFrom::new(iid, content)?;
@@ -110,5 +118,8 @@ pub fn _idmp_dedup_sorted<'py>(
             Err(_) => return Ok(None),
         }
     }
-    output(py, &batches, &answers, &answer, &columns, keep_first, large).map(Some)
+    drop((done, pids, values));
+    Ok(Some(output(
+        batches, answers, answer, &columns, keep_first, large,
+    )))
 }

@@ -13,6 +13,7 @@ mod client_pipeline;
 mod client_sink;
 mod convert;
 mod dedup;
+mod dedup_output;
 mod dedup_sorted;
 mod errors;
 mod inspect;
@@ -35,6 +36,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<store::Store>()?;
     m.add_class::<watch::Watch>()?;
+    m.add_class::<dedup_output::DedupOutput>()?;
     m.add_class::<client::NativeClient>()?;
     m.add_class::<client_pipeline::NativePipeline>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -58,7 +58,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from bench_peers import free_port  # bench/ is on sys.path (script dir)
 
@@ -89,16 +89,10 @@ def _best(fn: Callable[[], Any], reps: int, setup: Optional[Callable[[], Any]] =
     return best
 
 
-def _tree_cpu() -> Optional[float]:
-    """CPU seconds (user + system, with reaped children) used so far by this process and
-    every process under it -- the Spark JVM and its Python workers -- from ``/proc``;
-    ``None`` where there is no ``/proc``. On a shared machine a method's CPU seconds move
-    much less with the load than its wall clock."""
-    if not os.path.isdir("/proc/self"):
-        return None
-    tick = os.sysconf("SC_CLK_TCK")
-    used: Dict[int, int] = {}
-    children: Dict[int, List[int]] = {}
+def _proc_table() -> Dict[int, Tuple[int, str, int, int]]:
+    """Every process from ``/proc``: its parent, name, and CPU clock ticks of its own
+    (user + system) and of its reaped children."""
+    out: Dict[int, Tuple[int, str, int, int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -109,14 +103,30 @@ def _tree_cpu() -> Optional[float]:
             continue
         fields = stat[stat.rindex(")") + 2 :].split()
         # fields[1] is the parent; [11:15] utime, stime, cutime, cstime (clock ticks)
-        used[int(name)] = sum(int(x) for x in fields[11:15])
-        children.setdefault(int(fields[1]), []).append(int(name))
+        ticks = [int(x) for x in fields[11:15]]
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        out[int(name)] = (int(fields[1]), comm, ticks[0] + ticks[1], ticks[2] + ticks[3])
+    return out
+
+
+def _tree_cpu() -> Optional[float]:
+    """CPU seconds (user + system, with reaped children) used so far by this process and
+    every process under it -- the Spark JVM and its Python workers -- from ``/proc``;
+    ``None`` where there is no ``/proc``. On a shared machine a method's CPU seconds move
+    much less with the load than its wall clock."""
+    if not os.path.isdir("/proc/self"):
+        return None
+    table = _proc_table()
+    children: Dict[int, List[int]] = {}
+    for pid, (parent, _, _, _) in table.items():
+        children.setdefault(parent, []).append(pid)
     total, todo = 0, [os.getpid()]
     while todo:
         pid = todo.pop()
-        total += used.get(pid, 0)
+        if pid in table:
+            total += table[pid][2] + table[pid][3]
         todo.extend(children.get(pid, []))
-    return total / tick
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 class Timings:

@@ -33,37 +33,24 @@ import sys
 import time
 from typing import Any, Callable, Dict, List, Tuple
 
-from bench_spark import NOW, _events, _spark  # bench/ is on sys.path (script dir)
+from bench_spark import NOW, _events, _proc_table, _spark  # bench/ is on sys.path (script dir)
 
 
 def _split_cpu() -> Tuple[float, float]:
     """CPU seconds so far of the Spark JVM (this process's ``java`` child) and of the
     processes under it (the Python workers, running and reaped), from ``/proc``."""
-    tick = os.sysconf("SC_CLK_TCK")
-    own: Dict[int, Tuple[int, int]] = {}
+    table = _proc_table()
     kids: Dict[int, List[int]] = {}
-    names: Dict[int, str] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                stat = f.read()
-        except OSError:  # the process ended meanwhile
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        pid = int(name)
-        # [11:13] utime, stime; [13:15] cutime, cstime (reaped children)
-        own[pid] = (int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14]))
-        kids.setdefault(int(fields[1]), []).append(pid)
-        names[pid] = stat[stat.index("(") + 1 : stat.rindex(")")]
-    java = next(p for p in kids.get(os.getpid(), []) if names[p] == "java")
-    workers, todo = own[java][1], list(kids.get(java, []))
+    for pid, (parent, _, _, _) in table.items():
+        kids.setdefault(parent, []).append(pid)
+    java = next(p for p in kids.get(os.getpid(), []) if table[p][1] == "java")
+    workers, todo = table[java][3], list(kids.get(java, []))
     while todo:
         pid = todo.pop()
-        workers += sum(own[pid])
+        workers += table[pid][2] + table[pid][3]
         todo.extend(kids.get(pid, []))
-    return own[java][0] / tick, workers / tick
+    tick = os.sysconf("SC_CLK_TCK")
+    return table[java][2] / tick, workers / tick
 
 
 def _contenders(spark: Any, df: Any) -> List[Tuple[str, Callable[[], None]]]:

@@ -35,7 +35,7 @@ use xstreams_core::idmp::auto_iid;
 use xstreams_core::StreamId;
 
 use crate::arrow::{prepare, times_ms, value_err, values_across, Src};
-use crate::dedup_output::{output, DedupOutput};
+use crate::dedup_output::{no_output, output, DedupOutput};
 
 /// The values of a string or binary column across batches, appended to `out`; false if
 /// it has nulls or another type.
@@ -557,17 +557,7 @@ pub fn _idmp_dedup<'py>(
     let mode = IidFrom::new(iid, content)?;
     let (batches, schema) = match read_partition(batches)? {
         Partition::Rows(b, s) => (b, s),
-        Partition::Empty => {
-            let none = Answers::new(0, &answer);
-            return Ok(Some(output(
-                Vec::new(),
-                none,
-                answer,
-                &columns,
-                keep_first,
-                large,
-            )));
-        }
+        Partition::Empty => return Ok(Some(no_output(answer))),
         Partition::Mixed => return Ok(None),
     };
     let (p_idx, t_idx) = (column(&schema, producer)?, column(&schema, time)?);

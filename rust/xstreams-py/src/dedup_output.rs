@@ -78,6 +78,19 @@ pub(crate) fn output(
     }
 }
 
+/// The output of a partition with no rows: no batch.
+pub(crate) fn no_output(answer: Vec<Answer>) -> DedupOutput {
+    DedupOutput {
+        batches: VecDeque::new(),
+        answers: Answers::new(0, &answer),
+        answer,
+        schema: Arc::new(Schema::empty()),
+        keep_first: false,
+        large: false,
+        base: 0,
+    }
+}
+
 #[pymethods]
 impl DedupOutput {
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {

@@ -23,7 +23,7 @@ use crate::arrow::{prepare, times_ms, values_across, Src};
 use crate::dedup::{
     answer_columns, auto_iids, byte_values, column, read_partition, Answers, IidFrom, Partition,
 };
-use crate::dedup_output::{output, DedupOutput};
+use crate::dedup_output::{no_output, output, DedupOutput};
 
 /// Dedup one sorted partition (see the module docs): `iid` names the IID column, or
 /// `content` the IDMPAUTO columns (one of them is given). `None`: input it does not take.
@@ -45,17 +45,7 @@ pub fn _idmp_dedup_sorted<'py>(
     let answer = answer_columns(&columns)?;
     let (batches, schema) = match read_partition(batches)? {
         Partition::Rows(b, s) => (b, s),
-        Partition::Empty => {
-            let none = Answers::new(0, &answer);
-            return Ok(Some(output(
-                Vec::new(),
-                none,
-                answer,
-                &columns,
-                keep_first,
-                large,
-            )));
-        }
+        Partition::Empty => return Ok(Some(no_output(answer))),
         Partition::Mixed => return Ok(None),
     };
     let mode = IidFrom::new(iid, content)?;

@@ -1,5 +1,6 @@
-//! The output of the Spark dedup kernels: each input batch with the answer columns
-//! appended, made one batch at a time as the Python worker asks for the next.
+//! The answers of the Spark dedup kernels ([`Answers`]) and their output: each input
+//! batch with the answer columns appended, made one batch at a time as the Python
+//! worker asks for the next.
 //!
 //! Making every output batch before handing over the first left the Spark task's JVM
 //! thread waiting while the worker formatted the whole partition's entry IDs (and
@@ -15,11 +16,104 @@ use arrow_array::{
 };
 use arrow_buffer::{BooleanBuffer, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use hashbrown::HashMap;
 use pyo3::prelude::*;
 use pyo3_arrow::PyRecordBatch;
+use xstreams_core::StreamId;
 
 use crate::arrow::value_err;
-use crate::dedup::{Answer, Answers};
+
+/// Each row's answer by input row, written as the IDMP state visits the rows in the
+/// grouped order: scattered writes, then sequential reads for the output batches (which
+/// follow the input). Keeping them in the grouped order and reading them back by input
+/// row through a position map made every read a likely cache miss. A row's answer is
+/// one 8-byte word, so that each scattered write touches one cache line: the ID and the
+/// flag apart (16 bytes and 1) were two lines, and the wait for them about a third of
+/// the IDMP loop's time (15 -> 11 ms per 550,000 rows).
+pub(crate) struct Answers {
+    /// With IDs: each row's `ms << 21 | seq << 1 | duplicate`, or [`SPILLED`] for an ID
+    /// outside [`MS_LIMIT`]/[`SEQ_LIMIT`] (the years after 2248, a 20-bit sequence),
+    /// whose answer is in `spilled`. Empty when no answer column shows an ID.
+    packed: Vec<u64>,
+    spilled: HashMap<usize, (StreamId, bool)>,
+    /// Without IDs: each row's flag (a byte a row: the vector stays in the caches).
+    dups: Vec<bool>,
+}
+
+/// IDs packed in an [`Answers`] word have `ms` below this (43 bits, all ones excluded:
+/// that word is [`SPILLED`])...
+const MS_LIMIT: u64 = (1 << 43) - 1;
+/// ... and `seq` below this (20 bits).
+const SEQ_LIMIT: u64 = 1 << 20;
+/// The word of a row whose answer is in [`Answers::spilled`].
+const SPILLED: u64 = u64::MAX;
+
+impl Answers {
+    /// Room for `n` rows' answers; IDs only if a column in `answer` shows them. Both
+    /// vectors are of zeros, which the allocator hands out without writing them.
+    pub(crate) fn new(n: usize, answer: &[Answer]) -> Self {
+        let with_ids = answer.iter().any(|a| *a != Answer::Duplicate);
+        Answers {
+            packed: vec![0; if with_ids { n } else { 0 }],
+            spilled: HashMap::new(),
+            dups: vec![false; if with_ids { 0 } else { n }],
+        }
+    }
+
+    /// Record row `row`'s answer.
+    pub(crate) fn set(&mut self, row: usize, id: StreamId, duplicate: bool) {
+        if self.packed.is_empty() {
+            self.dups[row] = duplicate;
+        } else if id.ms < MS_LIMIT && id.seq < SEQ_LIMIT {
+            self.packed[row] = id.ms << 21 | id.seq << 1 | duplicate as u64;
+        } else {
+            self.packed[row] = SPILLED;
+            self.spilled.insert(row, (id, duplicate));
+        }
+    }
+
+    /// Row `row`'s ID (only when a column shows IDs).
+    pub(crate) fn id(&self, row: usize) -> StreamId {
+        match self.packed[row] {
+            SPILLED => self.spilled[&row].0,
+            w => StreamId::new(w >> 21, (w >> 1) & (SEQ_LIMIT - 1)),
+        }
+    }
+
+    /// Row `row`'s flag.
+    pub(crate) fn duplicate(&self, row: usize) -> bool {
+        match self.packed.get(row) {
+            None => self.dups[row],
+            Some(&SPILLED) => self.spilled[&row].1,
+            Some(&w) => w & 1 == 1,
+        }
+    }
+}
+
+/// An answer column the kernel can append.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Answer {
+    EntryId,
+    Duplicate,
+    OriginalId,
+}
+
+pub(crate) fn answer_columns(names: &[String]) -> PyResult<Vec<Answer>> {
+    let mut out = Vec::with_capacity(names.len());
+    for n in names {
+        let a = match n.as_str() {
+            "entry_id" => Answer::EntryId,
+            "duplicate" => Answer::Duplicate,
+            "original_id" => Answer::OriginalId,
+            other => return Err(value_err(format!("no answer column {other:?}"))),
+        };
+        if out.contains(&a) {
+            return Err(value_err(format!("answer column {n:?} named twice")));
+        }
+        out.push(a);
+    }
+    Ok(out)
+}
 
 /// The output batches of a partition (a Python iterator): each of `batches` with the
 /// answer columns appended (by `answers`, indexed by row across the batches), or with

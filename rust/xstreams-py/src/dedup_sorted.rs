@@ -20,10 +20,8 @@ use pyo3::prelude::*;
 use xstreams_core::dedup::IdmpDedup;
 
 use crate::arrow::{prepare, times_ms, values_across, Src};
-use crate::dedup::{
-    answer_columns, auto_iids, byte_values, column, read_partition, Answers, IidFrom, Partition,
-};
-use crate::dedup_output::{no_output, output, DedupOutput};
+use crate::dedup::{auto_iids, byte_values, column, read_partition, IidFrom, Partition};
+use crate::dedup_output::{answer_columns, no_output, output, Answers, DedupOutput};
 
 /// Dedup one sorted partition (see the module docs): `iid` names the IID column, or
 /// `content` the IDMPAUTO columns (one of them is given). `None`: input it does not take.

@@ -15,9 +15,10 @@ Rows (``run(quick) -> list[dict]``, each with ``bench``, ``method``, ``rows``,
 * ``dedup``: ``xstreams.spark.dedup`` (IDMP semantics: per producer, event time, window)
   vs Spark's ``dropDuplicates(["pid", "iid"])`` on the same cached DataFrame, both
   written to Spark's ``noop`` sink, local[2], 1,000 producers, 10% retried sends; and vs
-  a ``row_number()`` over ``(pid, iid)`` ordered by time as a duplicate flag. Different
-  questions (no time window, size limit or entry IDs), same data and cluster; also
-  ``keep="first"`` (only the rows kept: dropDuplicates' output, plus ``entry_id``). Two
+  a ``row_number()`` over ``(pid, iid)`` ordered by time as a duplicate flag (dedup's
+  default answer too: the flag on every row). Different questions (no time window or
+  size limit), same data and cluster; also ``keep="first"`` (only the rows kept:
+  dropDuplicates' output and shape) and the calls that add the reply's entry IDs. Two
   floors: a scan of the cached input, and dedup's own plan with an identity function
   (``repartition(pid)`` + ``mapInArrow`` returning its input).
 * ``stream``: the streaming source reading a compacted store of 3,000,000 entries
@@ -423,14 +424,14 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
         noop(xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=10_000,
                       keep=keep, columns=columns))  # fmt: skip
 
-    def run_first() -> None:  # dropDuplicates' question: only the rows kept
+    def run_first() -> None:  # dropDuplicates' question and shape: the rows kept, as they are
         run_dedup("first")
 
-    def run_first_bare() -> None:  # ... and nothing added: dropDuplicates' very shape
-        run_dedup("first", [])
+    def run_first_ids() -> None:  # ... with each kept row's entry ID
+        run_dedup("first", ["entry_id"])
 
-    def run_flag() -> None:  # the row_number flag's shape: every row, one bool added
-        run_dedup("all", ["duplicate"])
+    def run_ids() -> None:  # the flag and the reply itself, the entry ID, on every row
+        run_dedup("all", ["entry_id", "duplicate"])
 
     def run_three() -> None:  # every answer column: original_id repeats entry_id
         run_dedup("all", ["entry_id", "duplicate", "original_id"])
@@ -459,9 +460,8 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
         import pyarrow as pa
 
         for b in batches:
-            ids = pa.repeat(pa.scalar(f"{NOW}-0"), b.num_rows)
             dup = pa.repeat(pa.scalar(False), b.num_rows)
-            yield pa.RecordBatch.from_arrays([*b.columns, ids, dup], names=out_names)
+            yield pa.RecordBatch.from_arrays([*b.columns, dup], names=out_names)
 
     out_schema = xs.dedup(df, producer="pid", iid="iid", time="ts").schema
     out_names = out_schema.fieldNames()
@@ -473,9 +473,9 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     # dedup, scan, ...), all on the same cached input in this one session; the figure is
     # each method's median, with its spread and CPU seconds (JVM + Python workers).
     run_default = _spark_default_arrow_bytes(spark, run_dedup)
-    scan, ident, shaped, drop, rn, ours, first, dflt, flag, bare, three, auto = _in_turns(
+    scan, ident, shaped, drop, rn, ours, first, dflt, ids, first_ids, three, auto = _in_turns(
         [run_scan, run_identity, run_with_columns, run_drop, run_row_number, run_dedup,
-         run_first, run_default, run_flag, run_first_bare, run_three, run_content],
+         run_first, run_default, run_ids, run_first_ids, run_three, run_content],
         reps,
     )  # fmt: skip
     out.append(_row("dedup", "Spark scan of the cached input (noop sink)", rows, scan.median,
@@ -484,9 +484,9 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     # worker that returns its input.
     out.append(_row("dedup", "repartition(pid) + identity mapInArrow", rows, ident.median,
                     _timing_note(ident, "floor of dedup's plan")))  # fmt: skip
-    # ... and returning dedup's two default columns (constant IDs of the real width): the
-    # floor of any dedup in this plan that answers with these columns.
-    out.append(_row("dedup", "the same, returning dedup's 2 output columns", rows,
+    # ... and returning dedup's default column (a constant flag): the floor of any dedup
+    # in this plan that answers with it.
+    out.append(_row("dedup", "the same, returning dedup's duplicate column", rows,
                     shaped.median, _timing_note(shaped, "floor of dedup's answer")))  # fmt: skip
     out.append(_row("dedup", "Spark dropDuplicates([pid, iid])", rows, drop.median,
                     _timing_note(drop, "no window")))  # fmt: skip
@@ -499,23 +499,17 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     )  # fmt: skip
     out.append(_row("dedup", "xstreams.spark.dedup (IDMP, 2 s window)", rows, ours.median, note))
     log(f"dedup: {rows} rows; {note}")
-    # The same output as dropDuplicates (each IID's first row, the duplicates left out),
-    # plus entry_id: the like-for-like pairing with dropDuplicates, as keep="all" (every
+    # The same output as dropDuplicates (each IID's first row, the duplicates left out,
+    # nothing added): the like-for-like pairing with dropDuplicates, as keep="all" (every
     # row, flagged) is with the row_number flag.
     note = "; ".join([_ratio_note(drop, first, "dropDuplicates"), _timing_note(first)])
-    out.append(_row("dedup", 'dedup, keep="first" (dropDuplicates\' rows)', rows,
+    out.append(_row("dedup", 'dedup, keep="first" (dropDuplicates\' rows and shape)', rows,
                     first.median, note))  # fmt: skip
     log(f"dedup keep=first: {note}")
-    # The calls whose output has exactly the shape of Spark's answers: the flag alone on
-    # every row (as the row_number flag), the kept rows alone (as dropDuplicates).
-    note = "; ".join([_ratio_note(rn, flag, "row_number"), _timing_note(flag)])
-    out.append(_row("dedup", 'dedup, columns=["duplicate"] (the row_number flag\'s shape)',
-                    rows, flag.median, note))  # fmt: skip
-    log(f"dedup columns=[duplicate]: {note}")
-    note = "; ".join([_ratio_note(drop, bare, "dropDuplicates"), _timing_note(bare)])
-    out.append(_row("dedup", 'dedup, keep="first", columns=[] (dropDuplicates\' shape)', rows,
-                    bare.median, note))  # fmt: skip
-    log(f"dedup keep=first columns=[]: {note}")
+    note = "; ".join([_ratio_note(drop, first_ids, "dropDuplicates"), _timing_note(first_ids)])
+    out.append(_row("dedup", 'dedup, keep="first", columns=["entry_id"]', rows,
+                    first_ids.median, note))  # fmt: skip
+    log(f"dedup keep=first columns=[entry_id]: {note}")
 
     def beside_both(t: Timings, method: str, tag: str, *label: str) -> None:
         """A dedup row with its ratios to both of Spark's operators."""
@@ -526,6 +520,9 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
         out.append(_row("dedup", method, rows, t.median, note))
         log(f"{tag}: {note}")
 
+    # The reply IDs as well: one string column more (two with original_id) out of the
+    # worker, each a copy per row in Spark's projection.
+    beside_both(ids, 'dedup, columns=["entry_id", "duplicate"]', "dedup with entry_id")
     beside_both(three, "dedup, all 3 answer columns (+ original_id)", "dedup 3 columns")
     beside_both(auto, 'dedup, content=["iid", "amount"] (IDMPAUTO)', "dedup IDMPAUTO")
     beside_both(dflt, "dedup, Spark's default Arrow maxBytesPerBatch",

@@ -13,8 +13,9 @@ events + 10% re-sent), one untimed round and then ``N`` rounds (default 11) in t
   must (every row of a producer before any answer);
 - ``floor longs+flag``: the ID as two ``long`` columns instead of the text;
 - ``floor flag``: the flag alone (the ``row_number`` flag's output shape);
-- ``dedup``: ``xstreams.spark.dedup``, default answer columns;
-- ``dedup columns=[duplicate]``: the flag's output shape.
+- ``dedup``: ``xstreams.spark.dedup``, its default answer (the flag: the ``row_number``
+  flag's output shape);
+- ``dedup columns=[entry_id, duplicate]``: with the reply's entry ID as text.
 
 Each line: the median wall clock, the medians of the Spark JVM's CPU seconds and of its
 Python workers', and the ``row_number`` flag's time over this one's. The differences
@@ -62,7 +63,8 @@ def _contenders(df: Any) -> List[Tuple[str, Callable[[], None]]]:
     def noop(d: Any) -> None:
         d.write.format("noop").mode("overwrite").save()
 
-    text = xs.dedup(df, producer="pid", iid="iid", time="ts").schema
+    text = xs.dedup(df, producer="pid", iid="iid", time="ts",
+                    columns=["entry_id", "duplicate"]).schema  # fmt: skip
     flag = StructType([*df.schema.fields, StructField("duplicate", BooleanType(), False)])
     longs = StructType(
         [
@@ -121,7 +123,7 @@ def _contenders(df: Any) -> List[Tuple[str, Callable[[], None]]]:
         ("floor longs+flag", floor("longs")),
         ("floor flag", floor("flag")),
         ("dedup", dedup()),
-        ("dedup columns=[duplicate]", dedup(["duplicate"])),
+        ("dedup columns=[entry_id, duplicate]", dedup(["entry_id", "duplicate"])),
     ]
 
 

@@ -71,8 +71,10 @@ def main(spark: Any = None, workdir: Optional[str] = None, events: int = 4000) -
     )
     sent = readings.unionByName(retries)
 
-    # 2. Dedup as Redis would: per device, in time order, 2 s window.
-    deduped = xs.dedup(sent, producer="device", iid="iid", time="ts", duration=2, maxsize=10_000)
+    # 2. Dedup as Redis would: per device, in time order, 2 s window. The duplicate flag
+    #    and, asked for here, the reply itself: each reading's entry ID.
+    deduped = xs.dedup(sent, producer="device", iid="iid", time="ts", duration=2,
+                       maxsize=10_000, columns=["entry_id", "duplicate"])  # fmt: skip
     deduped.cache()
     counts = deduped.groupBy("duplicate").count().collect()
     dup = sum(r["count"] for r in counts if r["duplicate"])

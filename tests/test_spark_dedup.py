@@ -106,8 +106,8 @@ def run(spark, rows, **kw) -> Dict[int, tuple]:  # noqa: F811
     df = spark.createDataFrame([tuple(r[c] for c in SCHEMA_COLS) for r in rows], SCHEMA)
     if kw.pop("timestamp", False):
         df = df.withColumn("ts", F.expr("timestamp_millis(ts)"))
-    out = xs.dedup(df, **kw)
-    assert out.columns == [*df.columns, "entry_id", "duplicate"]  # the default columns
+    out = xs.dedup(df, columns=["entry_id", "duplicate"], **kw)
+    assert out.columns == [*df.columns, "entry_id", "duplicate"]
     got = out.select("rid", "entry_id", "duplicate").collect()
     assert len(got) == len(rows)
     return {r.rid: (r.entry_id, r.duplicate) for r in got}
@@ -166,14 +166,14 @@ def test_keep_first_is_the_rows_that_are_not_duplicates(spark):  # noqa: F811
     want = reference(rows, iid="iid", order="ord", duration=2, maxsize=8)
     df = spark.createDataFrame([tuple(r[c] for c in SCHEMA_COLS) for r in rows], SCHEMA)
     out = xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=8, order="ord",
-                   keep="first")  # fmt: skip
+                   keep="first", columns=["entry_id"])  # fmt: skip
     assert out.columns == [*df.columns, "entry_id"]
     got = {r.rid: r.entry_id for r in out.select("rid", "entry_id").collect()}
     assert got == {rid: eid for rid, (eid, dup) in want.items() if not dup}
     assert len(got) < len(rows)
-    # columns=[]: dropDuplicates' shape, the kept rows and nothing added.
+    # By default: dropDuplicates' shape, the kept rows and nothing added.
     bare = xs.dedup(df, producer="pid", iid="iid", time="ts", duration=2, maxsize=8, order="ord",
-                    keep="first", columns=[])  # fmt: skip
+                    keep="first")  # fmt: skip
     assert bare.columns == df.columns
     assert sorted(r.rid for r in bare.select("rid").collect()) == sorted(got)
     with pytest.raises(ValueError, match="keep"):
@@ -188,8 +188,9 @@ def test_answer_columns_chosen(spark):  # noqa: F811
     want = reference(rows, iid="iid", order="ord", duration=2, maxsize=8)
     df = spark.createDataFrame([tuple(r[c] for c in SCHEMA_COLS) for r in rows], SCHEMA)
     kw = dict(producer="pid", iid="iid", time="ts", duration=2, maxsize=8, order="ord")
-    flag = xs.dedup(df, columns=["duplicate"], **kw)
+    flag = xs.dedup(df, **kw)  # the default: the flag on every row, as a row_number flag
     assert flag.columns == [*df.columns, "duplicate"]
+    assert flag.schema == xs.dedup(df, columns=["duplicate"], **kw).schema
     assert dict(flag.select("rid", "duplicate").collect()) == {
         rid: dup for rid, (_, dup) in want.items()
     }
@@ -218,8 +219,8 @@ def test_answer_columns_chosen(spark):  # noqa: F811
             xs.dedup(df, columns=bad, **kw)
     clash = df.withColumnRenamed("kind", "entry_id")
     with pytest.raises(ValueError, match="already has a column 'entry_id'"):
-        xs.dedup(clash, **kw)
-    assert xs.dedup(clash, columns=["duplicate"], **kw).columns == [*clash.columns, "duplicate"]
+        xs.dedup(clash, columns=["entry_id", "duplicate"], **kw)
+    assert xs.dedup(clash, **kw).columns == [*clash.columns, "duplicate"]
 
 
 def _partition_rows(seed: int, n: int = 600, long_iids: bool = False) -> Any:
@@ -247,7 +248,8 @@ def _partition_rows(seed: int, n: int = 600, long_iids: bool = False) -> Any:
 # (keep, columns): the defaults, and answer columns chosen, reordered or left out.
 KEEP_COLUMNS = [("all", None), ("all", ALL), ("all", ["duplicate"]),
                 ("all", ["original_id", "duplicate"]),
-                ("first", None), ("first", []), ("first", ["duplicate", "entry_id"])]  # fmt: skip
+                ("first", None), ("first", ["entry_id"]),
+                ("first", ["duplicate", "entry_id"])]  # fmt: skip
 
 
 @pytest.mark.parametrize("seed", [11, 12, 13])
@@ -535,7 +537,7 @@ def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
 def test_rust_kernel_output_columns(large, keep):
     """The kernel returns the input columns unchanged, then ``entry_id``, ``duplicate``
     and ``original_id`` when asked for all three (the same IDs: Spark adds no projection
-    after it), or with ``keep="first"`` by default the kept rows with ``entry_id`` only;
+    after it), or with ``keep="first"`` the kept rows with ``entry_id`` when asked;
     string or large string IDs as Spark's ``useLargeVarTypes`` asks, without nulls."""
     import pyarrow as pa
     from xstreams import _xstreams
@@ -558,7 +560,7 @@ def test_rust_kernel_output_columns(large, keep):
         4,
         keep == "first",
         large,
-        ALL if keep == "all" else xs._answer_columns(None, keep),
+        ALL if keep == "all" else ["entry_id"],
     )
     table = pa.Table.from_batches(out)
     id_type = pa.large_string() if large else pa.string()
@@ -579,7 +581,7 @@ def test_rust_kernel_output_columns(large, keep):
         assert table.column("entry_id").to_pylist() == want
     assert table.schema.field("entry_id").type == id_type
     assert table.column("entry_id").null_count == 0
-    assert not any(table.schema.field(c).nullable for c in xs._answer_columns(None, keep))
+    assert not any(table.schema.field(c).nullable for c in table.column_names[3:])
 
 
 @pytest.mark.parametrize("sorted_kernel", [False, True])

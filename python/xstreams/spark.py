@@ -9,8 +9,8 @@
 
 * :func:`dedup` answers, for every row, what ``XADD <producer> IDMP <pid> <iid> * ...``
   (or ``IDMPAUTO`` over content columns) would reply if each producer's rows were sent in
-  event-time order with the server clock at the row's time: ``entry_id`` and
-  ``duplicate`` (``original_id`` on request). It partitions by producer and runs the
+  event-time order with the server clock at the row's time: ``duplicate`` (the reply's
+  ``entry_id`` and ``original_id`` on request). It partitions by producer and runs the
   engine's IDMP maps over Arrow batches (``mapInArrow``): no row goes through the driver.
   Each partition is sorted in the Python worker by Arrow, not by a Spark sort stage.
 * :func:`load` appends a DataFrame to a stream of a durable store through
@@ -72,8 +72,10 @@ _META = ("stream", "id", "ms", "seq", "fields")
 #: dedup's answer columns, in their one place here: each holds the reply's entry ID
 #: (text) or the duplicate flag. The Rust kernel reads the same names (``Answer``).
 _DEDUP_COLUMNS = {"entry_id": "id", "duplicate": "flag", "original_id": "id"}
-# Not original_id: it repeats entry_id, and each string column costs Spark a copy per row.
-_DEFAULT_COLUMNS = {"all": ["entry_id", "duplicate"], "first": ["entry_id"]}
+# By default the answer a dedup asks for: the flag on every row (keep="all") or nothing
+# (keep="first": every row left is a first occurrence). The reply IDs are on request:
+# each string column out of the worker costs Spark a copy per row (docs/spark.md).
+_DEFAULT_COLUMNS: Dict[str, List[str]] = {"all": ["duplicate"], "first": []}
 _IDMP_MIN_DURATION, _IDMP_MAX_DURATION = 1, 86_400
 _IDMP_MIN_MAXSIZE, _IDMP_MAX_MAXSIZE = 1, 10_000
 _UNSET: Any = object()
@@ -324,7 +326,7 @@ def dedup(
     keep: str = "all",
     columns: Optional[Sequence[str]] = None,
 ) -> DataFrame:
-    """``df`` with ``entry_id`` (string) and ``duplicate`` (bool), never null; the
+    """``df`` with ``duplicate`` (bool, never null; ``entry_id`` on request); the
     producer, IID and time fields are non-null too (a null there fails).
 
     The answer Redis gives when each producer's rows are sent to that producer's own
@@ -336,20 +338,20 @@ def dedup(
     row's ``time`` (ms integers, timestamps or dates) and the stream's IDMP ``duration``
     (seconds) and ``maxsize``.
 
-    ``entry_id`` is the reply: a new entry's ID, or for a duplicate the ID of the entry
-    first added for that IID: the ID of the IID's first occurrence. Keep ``~duplicate``
-    rows to deduplicate. ``partitions`` sets the number of shuffle partitions (default:
-    ``spark.sql.shuffle.partitions``).
+    ``duplicate`` is whether Redis finds the IID already there; ``entry_id`` (with
+    ``columns=["entry_id", "duplicate"]``) is the reply itself: a new entry's ID, or for
+    a duplicate the ID of the entry first added for that IID: the ID of the IID's first
+    occurrence. Keep ``~duplicate`` rows to deduplicate. ``partitions`` sets the number
+    of shuffle partitions (default: ``spark.sql.shuffle.partitions``).
 
     ``keep="first"``: only the rows that are not duplicates (each IID's first
-    occurrence in its window), with ``entry_id`` and without the other two columns.
+    occurrence in its window), by default with no column added: the rows of
+    ``dropDuplicates`` within the window.
 
     ``columns``: the answer columns to append, in this order, out of ``entry_id``,
     ``duplicate`` and ``original_id`` (the ``entry_id`` answer again, under the name a
-    join may want; default: ``["entry_id", "duplicate"]``, or ``["entry_id"]`` with
-    ``keep="first"``). Fewer columns cost less: ``["duplicate"]`` is a flag on every
-    row, and ``keep="first", columns=[]`` returns exactly the rows of
-    ``dropDuplicates`` within the window, nothing added.
+    join may want; default: ``["duplicate"]``, or ``[]`` with ``keep="first"``). Each
+    ID column costs Spark a string copy per row.
 
     Each partition (all rows of its producers) is sorted inside the Python worker by
     Arrow, not by a Spark sort stage, so a task holds its whole partition in memory:

@@ -42,7 +42,8 @@ option has them, for the figures of Spark's default JVM. Every dedup and stream 
 note says which.
 
 The Spark figures: one untimed warm-up round, then ``reps`` rounds that run the
-contenders in turns on the same cached input in one session; each figure is the median,
+contenders in turns (each round in its own seeded order, so that no contender always
+follows the same one) on the same cached input in one session; each figure is the median,
 with its spread (min-max seconds), the range of the per-round ratios, and the median CPU
 seconds of the Spark JVM and its Python workers (steadier than the wall clock on a shared
 machine). The ``xadd`` rows are the best of ``reps`` runs. The machine may be shared:
@@ -53,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -153,13 +155,20 @@ def _in_turns(fns: List[Callable[[], Any]], reps: int, warmup: int = 1) -> List[
     """Each of ``fns`` timed over ``reps`` rounds that run each once in turn, after
     ``warmup`` untimed rounds (code generation, Python workers, caches). Running them in
     turns makes a burst of load on a shared machine hit every method, not the reps of one;
-    the per-round ratios then pair runs made seconds apart."""
+    the per-round ratios then pair runs made seconds apart.
+
+    Each round runs them in its own order (shuffled, seeded by the round: the same in
+    every run). A query leaves the JVM garbage that its collector works off during the
+    next one, so in a fixed order each contender paid for the same predecessor every
+    round: dedup, right after the ``row_number`` flag, ran slower than a dedup call with
+    two answer columns more, timed further down the same rounds."""
     for _ in range(warmup):
         for fn in fns:
             fn()
     out = [Timings() for _ in fns]
-    for _ in range(reps):
-        for fn, t in zip(fns, out):
+    for r in range(reps):
+        order = random.Random(r).sample(range(len(fns)), len(fns))
+        for fn, t in ((fns[i], out[i]) for i in order):
             c0 = _tree_cpu()
             t0 = time.perf_counter()
             own = fn()
@@ -469,9 +478,9 @@ def bench_dedup(n: int, reps: int, log: Callable[[str], None]) -> List[Dict[str,
     def run_with_columns() -> None:
         noop(df.repartition("pid").mapInArrow(with_columns, out_schema))
 
-    # One warm-up round, then ``reps`` rounds in turns (scan, dropDuplicates, row_number,
-    # dedup, scan, ...), all on the same cached input in this one session; the figure is
-    # each method's median, with its spread and CPU seconds (JVM + Python workers).
+    # One warm-up round, then ``reps`` rounds in turns (each round every method once, in
+    # the round's own order), all on the same cached input in this one session; the
+    # figure is each method's median, with its spread and CPU seconds (JVM + workers).
     run_default = _spark_default_arrow_bytes(spark, run_dedup)
     scan, ident, shaped, drop, rn, ours, first, dflt, ids, first_ids, three, auto = _in_turns(
         [run_scan, run_identity, run_with_columns, run_drop, run_row_number, run_dedup,

@@ -112,7 +112,10 @@ def loadavg() -> float:
 
 
 def command_line() -> str:
-    env = f"{ENV_SERVER}={os.environ[ENV_SERVER]} " if os.environ.get(ENV_SERVER) else ""
+    """The command that reproduces this run, with the environment settings it read
+    (the Spark stage's ``XSTREAMS_BENCH_ARROW_CHECKS`` changes its JVM)."""
+    names = ("XSTREAMS_BENCH_ARROW_CHECKS", ENV_SERVER)
+    env = "".join(f"{n}={os.environ[n]} " for n in names if os.environ.get(n))
     args = [os.path.relpath(sys.argv[0])] + sys.argv[1:]
     return env + "python " + " ".join(args)
 

@@ -152,10 +152,11 @@ def main() -> None:
     checks = "on" if os.environ.get("XSTREAMS_BENCH_ARROW_CHECKS") == "1" else "off"
     print(f"{rows:,} rows, medians of {args.rounds} rounds, Arrow bounds checks {checks}")
     flag = statistics.median(wall[0])
+    width = max(len(name) for name, _ in contenders)
     for i, (name, _) in enumerate(contenders):
         w = statistics.median(wall[i])
         print(
-            f"{name:28s} {w:6.3f} s  JVM CPU {statistics.median(jvm[i]):5.2f} s  "
+            f"{name:{width}s} {w:6.3f} s  JVM CPU {statistics.median(jvm[i]):5.2f} s  "
             f"workers CPU {statistics.median(py[i]):5.2f} s  {flag / w:4.2f}x row_number"
         )
     spark.stop()

@@ -112,6 +112,28 @@ def _proc_table() -> Dict[int, Tuple[int, str, int, int]]:
     return out
 
 
+def _proc_children(table: Dict[int, Tuple[int, str, int, int]]) -> Dict[int, List[int]]:
+    """Each process's children in a ``_proc_table``."""
+    children: Dict[int, List[int]] = {}
+    for pid, (parent, _, _, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    return children
+
+
+def _subtree_ticks(
+    table: Dict[int, Tuple[int, str, int, int]], children: Dict[int, List[int]], roots: List[int]
+) -> int:
+    """CPU clock ticks of ``roots`` and every process under them, each with its reaped
+    children's."""
+    total, todo = 0, list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid in table:
+            total += table[pid][2] + table[pid][3]
+        todo.extend(children.get(pid, []))
+    return total
+
+
 def _tree_cpu() -> Optional[float]:
     """CPU seconds (user + system, with reaped children) used so far by this process and
     every process under it -- the Spark JVM and its Python workers -- from ``/proc``;
@@ -120,16 +142,8 @@ def _tree_cpu() -> Optional[float]:
     if not os.path.isdir("/proc/self"):
         return None
     table = _proc_table()
-    children: Dict[int, List[int]] = {}
-    for pid, (parent, _, _, _) in table.items():
-        children.setdefault(parent, []).append(pid)
-    total, todo = 0, [os.getpid()]
-    while todo:
-        pid = todo.pop()
-        if pid in table:
-            total += table[pid][2] + table[pid][3]
-        todo.extend(children.get(pid, []))
-    return total / os.sysconf("SC_CLK_TCK")
+    ticks = _subtree_ticks(table, _proc_children(table), [os.getpid()])
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class Timings:

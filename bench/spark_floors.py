@@ -32,24 +32,25 @@ import os
 import statistics
 import sys
 import time
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, List, Tuple
 
-from bench_spark import NOW, _events, _proc_table, _spark  # bench/ is on sys.path (script dir)
+from bench_spark import (  # bench/ is on sys.path (script dir)
+    NOW,
+    _events,
+    _proc_children,
+    _proc_table,
+    _spark,
+    _subtree_ticks,
+)
 
 
 def _split_cpu() -> Tuple[float, float]:
     """CPU seconds so far of the Spark JVM (this process's ``java`` child) and of the
     processes under it (the Python workers, running and reaped), from ``/proc``."""
     table = _proc_table()
-    kids: Dict[int, List[int]] = {}
-    for pid, (parent, _, _, _) in table.items():
-        kids.setdefault(parent, []).append(pid)
+    kids = _proc_children(table)
     java = next(p for p in kids.get(os.getpid(), []) if table[p][1] == "java")
-    workers, todo = table[java][3], list(kids.get(java, []))
-    while todo:
-        pid = todo.pop()
-        workers += table[pid][2] + table[pid][3]
-        todo.extend(kids.get(pid, []))
+    workers = table[java][3] + _subtree_ticks(table, kids, kids.get(java, []))
     tick = os.sysconf("SC_CLK_TCK")
     return table[java][2] / tick, workers / tick
 

@@ -464,7 +464,7 @@ pub fn _idmp_dedup<'py>(
     let mode = IidFrom::new(iid, content)?;
     let (batches, schema) = match read_partition(batches)? {
         Partition::Rows(b, s) => (b, s),
-        Partition::Empty => return Ok(Some(no_output(answer))),
+        Partition::Empty => return Ok(Some(no_output())),
         Partition::Mixed => return Ok(None),
     };
     let (p_idx, t_idx) = (column(&schema, producer)?, column(&schema, time)?);

@@ -172,17 +172,16 @@ pub(crate) fn output(
     }
 }
 
-/// The output of a partition with no rows: no batch.
-pub(crate) fn no_output(answer: Vec<Answer>) -> DedupOutput {
-    DedupOutput {
-        batches: VecDeque::new(),
-        answers: Answers::new(0, &answer),
-        answer,
-        schema: Arc::new(Schema::empty()),
-        keep_first: false,
-        large: false,
-        base: 0,
-    }
+/// The output of a partition with no rows: no batch (so no column to answer either).
+pub(crate) fn no_output() -> DedupOutput {
+    output(
+        Vec::new(),
+        Answers::new(0, &[]),
+        Vec::new(),
+        &[],
+        false,
+        false,
+    )
 }
 
 #[pymethods]

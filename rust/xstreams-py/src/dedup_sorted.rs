@@ -43,7 +43,7 @@ pub fn _idmp_dedup_sorted<'py>(
     let answer = answer_columns(&columns)?;
     let (batches, schema) = match read_partition(batches)? {
         Partition::Rows(b, s) => (b, s),
-        Partition::Empty => return Ok(Some(no_output(answer))),
+        Partition::Empty => return Ok(Some(no_output())),
         Partition::Mixed => return Ok(None),
     };
     let mode = IidFrom::new(iid, content)?;

@@ -32,12 +32,15 @@ def _store(path: Path, keys: int = 3) -> Path:
 
 
 def test_help_lists_every_subcommand_on_one_line_each():
-    r = run_cli("--help")
+    env = dict(child_env(), COLUMNS="80")  # argparse wraps help text at the terminal width
+    r = subprocess.run(cli_command() + ["--help"], capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     for name in SUBCOMMANDS:
-        rows = [ln for ln in lines if re.match(rf"^    {name}\s{{2,}}\S", ln)]
-        assert len(rows) == 1, (name, r.stdout)
+        at = [i for i, ln in enumerate(lines) if re.match(rf"^    {name}\s{{2,}}\S", ln)]
+        assert len(at) == 1, (name, r.stdout)
+        following = lines[at[0] + 1]
+        assert not following.startswith(" " * 8), f"{name}'s line wraps:\n{r.stdout}"
     assert "`xstreams serve [options]`" not in r.stdout  # no longer hidden in an epilog
 
 

@@ -659,7 +659,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Listed for --help only: main() hands `serve ...` to xstreams.server before parsing.
     sub.add_parser(
         "serve",
-        help="run the RESP server on a store (redis-server's options; serve --help)",
+        help="run the RESP server on a store (options as redis-server's)",
         add_help=False,
     )
     c = sub.add_parser(
@@ -689,7 +689,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_dump)
     i = sub.add_parser(
         "import",
-        help="restore the strings and streams of a redis-server RDB file into a store",
+        help="load the strings and streams of a redis-server RDB file",
         description="Restore every string and stream of a redis-server RDB file (any "
         "version up to 8.8's) into the store at PATH (created if missing; keys already "
         "there are replaced). Keys of other types are skipped and counted.",

@@ -42,7 +42,8 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from .spark_io import RowShape, as_text, connect, get_option, int_option, marker_key, target
+from .spark_conn import connect
+from .spark_io import RowShape, as_text, get_option, int_option, marker_key, target
 
 _CHUNK = 20_000
 _LOCK_WAIT_S = 30.0

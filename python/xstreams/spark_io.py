@@ -1,5 +1,5 @@
 """What the ``xstreams`` Spark source and sink share: their options, stream IDs as offsets,
-Arrow columns turned into XADD arguments, and connections to a live server.
+Arrow columns turned into XADD arguments (connections: :mod:`xstreams.spark_conn`).
 
 Every bad option raises :class:`ValueError` naming the option (``option("maxlen")``...),
 before any data moves.
@@ -361,15 +361,3 @@ def marker_key(query: str, stream: str, partition: Optional[int] = None) -> str:
     """The marker stream of one sink query (and one task partition, over RESP)."""
     h = hashlib.sha1(f"{query}\0{stream}".encode()).hexdigest()[:16]
     return f"{MARKER_PREFIX}{h}" + ("" if partition is None else f":{partition}")
-
-
-# ------------------------------------------------------------------------------- servers
-
-
-def connect(url: str) -> Any:
-    """A redis-py client of ``url``: raw replies (bytes, lists; no reply callbacks)."""
-    import redis
-
-    r = redis.Redis.from_url(url, decode_responses=False, socket_timeout=60)
-    r.response_callbacks.clear()
-    return r

@@ -27,12 +27,12 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
+from .spark_conn import connect
 from .spark_io import (
     ZERO_ID,
     as_text,
     bad_option,
     bool_option,
-    connect,
     get_option,
     id_max,
     id_text,
@@ -82,6 +82,7 @@ class StreamReader(DataSourceStreamReader):
         from .spark import _field_schema
 
         self.path, self.url = target(options)
+        self.conn_options = dict(options)
         self.streams = stream_keys(options)
         self.db = int_option(options, "db", 0, 0) or 0
         self.max_entries = int_option(options, "maxEntriesPerTrigger", None, 1)
@@ -121,7 +122,7 @@ class StreamReader(DataSourceStreamReader):
 
     def _redis(self) -> Any:
         if self._client is None:
-            self._client = connect(self.url)  # type: ignore[arg-type]
+            self._client = connect(self.conn_options)
         return self._client
 
     def _create_groups(self) -> None:
@@ -350,7 +351,7 @@ class StreamReader(DataSourceStreamReader):
         )
 
     def _read_url(self, part: _UrlPartition) -> Iterator[Any]:
-        r = connect(self.url)  # type: ignore[arg-type]
+        r = connect(self.conn_options)
         end = parse_id(part.end)
         cur = part.start
         try:

@@ -410,13 +410,11 @@ fn execute(ctx: &mut Ctx<'_>, a: &XaddArgs<'_>) -> CmdResult<Option<Executed>> {
     let id = match appended {
         Ok(id) => id,
         Err(e) => {
-            if new_producer {
-                // redis-server keeps the producer it created before failing.
-                let pid = a.idmp.map(|p| p.0.to_vec()).unwrap_or_default();
-                ctx.propagate_record(LogRecord::EmptyProducer {
-                    key: key.to_vec(),
-                    pid,
-                });
+            if let (true, Some((pid, _))) = (new_producer, a.idmp) {
+                // A failed XADD leaves no producer it created: redis-server 8.8 keeps it
+                // on a key its expiry never visits, so nothing frees it (upstream issue
+                // #15840, docs/differences.md "idmp-failed-producer").
+                s.idmp.remove_empty_producer(pid);
             }
             return Err(e);
         }

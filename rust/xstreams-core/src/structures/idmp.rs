@@ -249,7 +249,7 @@ pub struct IdmpState {
     iids_tracked: u64,
     /// Registered for time expiry (redis-server's `stream_idmp_keys`): set by a recorded
     /// IID, cleared when no producer is left or the maps are cleared. Expiry only visits
-    /// tracked streams, so an empty producer left by a failed XADD stays, as in Redis.
+    /// tracked streams; a failed XADD removes the producer it created (unlike Redis 8.8).
     tracked: bool,
 }
 
@@ -287,14 +287,21 @@ impl IdmpState {
         self.producers.get(pid)?.lookup(iid)
     }
 
-    /// Create the producer if missing (redis-server does so before looking the IID up, so
-    /// a failed XADD can leave an empty producer until the next sweep).
+    /// Create the producer if missing (redis-server does so before looking the IID up; a
+    /// failed XADD then removes it with [`IdmpState::remove_empty_producer`]).
     pub fn ensure_producer(&mut self, pid: &[u8]) -> bool {
         if self.producers.contains_key(pid) {
             return false;
         }
         self.producers.insert(pid.to_vec(), Producer::default());
         true
+    }
+
+    /// Remove the producer `pid` if it holds no IID (an XADD that created it failed).
+    pub fn remove_empty_producer(&mut self, pid: &[u8]) {
+        if self.producers.get(pid).is_some_and(Producer::is_empty) {
+            self.producers.remove(pid);
+        }
     }
 
     /// [`IdmpState::ensure_producer`] then [`IdmpState::lookup`] in one walk of the

@@ -88,8 +88,9 @@ fn apply_item(
                 .ok_or("entries-read for a missing group")?;
             s.groups.get_mut(g).entries_read = value;
         }
-        LogItem::EmptyProducer { key, pid } => {
-            let _ = stream_mut(ks, *db, &key)?.idmp.ensure_producer(&pid);
+        LogItem::EmptyProducer { .. } => {
+            // Logs of earlier versions recorded the producer a failed XADD left; that
+            // producer leaked (upstream issue #15840), so it is not recreated.
         }
         LogItem::PelToTail { key, group, id } => {
             let s = stream_mut(ks, *db, &key)?;

@@ -109,9 +109,6 @@ pub fn encode_records_in(
                     format!("#XS:ER {} {} {value}\r\n", hex(key), hex(group)).as_bytes(),
                 );
             }
-            LogRecord::EmptyProducer { key, pid } => {
-                out.extend_from_slice(format!("#XS:EP {} {}\r\n", hex(key), hex(pid)).as_bytes());
-            }
             LogRecord::PelToTail { key, group, id } => {
                 out.extend_from_slice(
                     format!("#XS:PT {} {} {id}\r\n", hex(key), hex(group)).as_bytes(),
@@ -148,6 +145,8 @@ pub enum LogItem {
         group: Vec<u8>,
         value: i64,
     },
+    /// An empty IDMP producer, written by earlier versions after a failed XADD; read
+    /// and ignored (a failed XADD no longer leaves one: docs/differences.md).
     EmptyProducer {
         key: Vec<u8>,
         pid: Vec<u8>,

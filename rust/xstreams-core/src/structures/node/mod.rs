@@ -476,11 +476,12 @@ impl StreamNode {
 
     /// Walk the entries in append order, tombstones included, as redis-server's trim
     /// does: stop at the first entry for which `stop(id, deleted so far)` is true, and turn
-    /// every live entry for which `pred` is true into a tombstone. Returns the IDs deleted.
+    /// every live entry for which `pred(id, false)` is true into a tombstone; `pred(id,
+    /// true)` sees each tombstone passed (its answer is ignored). Returns the IDs deleted.
     pub fn delete_while<S, P>(&mut self, mut stop: S, mut pred: P) -> Vec<StreamId>
     where
         S: FnMut(StreamId, u64) -> bool,
-        P: FnMut(StreamId) -> bool,
+        P: FnMut(StreamId, bool) -> bool,
     {
         let mut removed = Vec::new();
         let mut plan: Vec<(usize, usize, bool)> = Vec::new();
@@ -496,7 +497,12 @@ impl StreamNode {
                 stopped_at = off;
                 break;
             }
-            let kill = !deleted && pred(id);
+            let kill = if deleted {
+                pred(id, true);
+                false
+            } else {
+                pred(id, false)
+            };
             if kill {
                 removed.push(id);
             }

@@ -58,7 +58,7 @@ fn delete_while_stops_and_filters() {
     for i in 1..10 {
         n.append(StreamId::new(1, i), &[b"f", b"v"]);
     }
-    let removed = n.delete_while(|id, _| id.seq >= 6, |id| id.seq % 2 == 0);
+    let removed = n.delete_while(|id, _| id.seq >= 6, |id, _| id.seq % 2 == 0);
     assert_eq!(
         removed.iter().map(|i| i.seq).collect::<Vec<_>>(),
         vec![0, 2, 4]

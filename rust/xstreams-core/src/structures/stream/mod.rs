@@ -420,9 +420,13 @@ impl Stream {
                     TrimStrategy::MaxLen(maxlen) => length_before - deleted_now <= maxlen,
                     TrimStrategy::MinId(minid) => id >= minid,
                 },
-                |id| match args.policy {
+                // DELREF drops the group references of every entry the trim passes,
+                // tombstones of earlier KEEPREF deletes included (redis-server 8.8 skips
+                // the tombstones and leaves PEL references to deleted entries; upstream
+                // PR #15581, docs/differences.md "delref-tombstones").
+                |id, tombstone| match args.policy {
                     RefPolicy::KeepRef => true,
-                    RefPolicy::Acked => !groups.entry_is_referenced(id),
+                    RefPolicy::Acked => !tombstone && !groups.entry_is_referenced(id),
                     RefPolicy::DelRef => {
                         groups.cleanup_entry_refs(id);
                         true
@@ -432,8 +436,17 @@ impl Stream {
             let n = removed.len() as u64;
             self.length -= n;
             deleted += n;
-            if eligible && n == entries {
+            // A node whose last live entries this pass deleted goes, even when a
+            // tombstone past the trim point kept it from being removed whole:
+            // redis-server 8.8 keeps it with no live entry and then refuses its own RDB
+            // ("Stream listpack bad entry count"; upstream PR #15815,
+            // docs/differences.md "trim-empty-node"). The walk goes on only when the
+            // whole node was in the trim range.
+            if n > 0 && n == entries {
                 self.rax.remove(&key);
+                if !eligible {
+                    break;
+                }
                 cursor = self.rax.next_after(&key).map(|(k, _)| k);
                 continue;
             }

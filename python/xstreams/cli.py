@@ -621,6 +621,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     store = xstreams.Store(os.fspath(path), read_only=True)
     try:
         n = _xstreams.rdb_export(store, os.fspath(args.rdb))
+    except (OSError, xstreams.XStreamsError) as e:
+        # The file is written aside, read back and checked before it takes the name:
+        # on any failure nothing is left at args.rdb.
+        print(f"xstreams export: {e}", file=sys.stderr)
+        return 1
     finally:
         store.close()
     print(f"wrote {args.rdb} ({n} bytes, RDB version 14)")

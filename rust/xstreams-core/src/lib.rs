@@ -36,6 +36,7 @@ pub mod db;
 pub mod dedup;
 pub mod entries;
 pub mod error;
+pub mod export;
 pub mod gauge;
 pub mod glob;
 pub mod group;

@@ -200,7 +200,7 @@ def test_source_caps_a_compacted_store_from_its_node_index(tmp_path):
     st.close()
     opts = {"path": path, "streams": '["a", "b"]'}
     reader = StreamReader(opts, StructType())
-    assert reader._capped_at_nodes({"a": "0-0", "b": "0-0"}, 250) is not None
+    assert reader._capped_at_nodes(["a", "b"], {"a": "0-0", "b": "0-0"}, 250) is not None
     chk = xstreams.Store(path, read_only=True)
     try:
         offsets = _batches(reader, 250)
@@ -213,12 +213,12 @@ def test_source_caps_a_compacted_store_from_its_node_index(tmp_path):
         for s, last in off.items():
             assert last == "0-0" or last in nodes[s]  # a node's last ID
     # Small caps (below a node's 100 entries) and logs after the snapshot: exact batches.
-    assert reader._capped_at_nodes({"a": "0-0", "b": "0-0"}, 30) is None
+    assert reader._capped_at_nodes(["a", "b"], {"a": "0-0", "b": "0-0"}, 30) is None
     assert _counts_of(path, reader, 30) == [30] * 44 + [29]  # 1349 entries
     st = xstreams.Store(path, fsync="no")
     st.execute_command("XADD", "b", "*", "n", 350)
     st.close()
-    assert reader._capped_at_nodes({"a": "0-0", "b": "0-0"}, 250) is None
+    assert reader._capped_at_nodes(["a", "b"], {"a": "0-0", "b": "0-0"}, 250) is None
     got = _counts_of(path, reader, 250)
     # b (touched) has entries left in the first three batches: exact; then a alone, from
     # its index again (its first batch counts the node it starts in whole).

@@ -752,7 +752,8 @@ def _read_replay_part(
 
 
 class XStreamsDataSource(DataSource):
-    """``spark.read.format("xstreams")``: the entries of a persisted store.
+    """``spark.read.format("xstreams")``: the entries of a persisted store (or, with
+    ``url``, of a live server or Redis Cluster: :mod:`xstreams.spark_batch_server`).
 
     Options: ``path`` (the store directory), ``stream`` (a key) or ``streams`` (a JSON
     list of keys), ``start`` / ``end`` (IDs as XRANGE takes them; default all),
@@ -783,6 +784,10 @@ class XStreamsDataSource(DataSource):
         return DEFAULT_SCHEMA
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        if _option(self.options, "url") is not None:
+            from .spark_batch_server import ServerBatchReader
+
+            return ServerBatchReader(self.options, schema)
         return _Reader(self.options, schema)
 
     def streamReader(self, schema: StructType) -> Any:

@@ -72,7 +72,7 @@ pub fn rdb_import<'py>(
             (Ok(s), None) => core
                 .settle()
                 .map(|()| (keys, s))
-                .map_err(|e| ImportFailure::Key(e.0)),
+                .map_err(|e| ImportFailure::Key(e.into_line())),
         }
     })?;
     let (keys, summary) = match res {

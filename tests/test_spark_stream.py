@@ -289,6 +289,7 @@ def _id_key(entry_id: str) -> tuple:
     return int(ms), int(seq)
 
 
+@pytest.mark.cluster
 def test_source_from_servers_two_streams_typed(spark, server_url, tmp_path):  # noqa: F811
     r = connect(server_url)
     ids = {"a": [], "b": []}
@@ -612,6 +613,7 @@ def test_sink_commit_keeps_the_store_open_between_commits(tmp_path):
 # ---------------------------------------------------------------------- batch writes
 
 
+@pytest.mark.cluster
 def test_batch_write_to_a_store_and_a_server(spark, tmp_path, serve_url):  # noqa: F811
     df = spark.createDataFrame(
         [(f"p{i % 3}", f"i{i % 50}", i, float(i) / 2) for i in range(120)],

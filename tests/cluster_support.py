@@ -1,8 +1,8 @@
-"""Many processes on loopback for the cluster tests and benchmarks: a standalone Spark
-cluster (a ``Master`` and a ``Worker`` started with pip pyspark's ``bin/spark-class``, each
-application's executors in their own JVMs and Python workers), a 3-master Redis Cluster
-from the oracle's ``redis-server`` (``XSTREAMS_REDIS_SERVER``, ``redis-cli`` beside it),
-and a Spark Connect server in front of the standalone master.
+"""Spark on many processes on loopback for the cluster tests and benchmarks: a standalone
+Spark cluster (a ``Master`` and a ``Worker`` started with pip pyspark's ``bin/spark-class``,
+each application's executors in their own JVMs and Python workers) and a Spark Connect
+server in front of its master. The 3-master Redis Cluster beside them is
+``redis_cluster_support.RedisCluster3``.
 
 Everything binds 127.0.0.1 on free ports, keeps its logs and work directories in one
 temporary directory, and is stopped by ``stop()`` (SIGTERM, then SIGKILL of the process
@@ -39,23 +39,10 @@ EXECUTOR_MEMORY = "512m"
 DAEMON_MEMORY = "256m"  # the Master's and Worker's own heaps (SPARK_DAEMON_MEMORY)
 
 
-def free_port(also: int = 0) -> int:
-    """A free loopback port; with ``also``, one whose ``port + also`` is free too (the
-    Redis Cluster bus listens on port + 10000)."""
-    for _ in range(100):
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind((LOOPBACK, 0))
-            port = s.getsockname()[1]
-        if not also:
-            return port
-        if port + also < 65536:
-            try:
-                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-                    s.bind((LOOPBACK, port + also))
-                return port
-            except OSError:
-                pass
-    raise RuntimeError("no free loopback port pair")
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
 
 
 def _wait(cond: Any, timeout: float, what: str, log: Any = None) -> None:
@@ -90,10 +77,15 @@ def _stop(proc: Optional[subprocess.Popen], timeout: float = 20) -> None:
         proc.wait(10)
 
 
-def _pong(port: int) -> bool:
-    with socket.create_connection((LOOPBACK, port), timeout=1) as s:
-        s.sendall(b"*1\r\n$4\r\nPING\r\n")
-        return s.recv(64).startswith(b"+PONG")
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM it when the process that started it dies
+    (``PR_SET_PDEATHSIG``), so that a killed test run leaves no daemons behind."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
+    except OSError:
+        pass
 
 
 def _tail(path: str) -> str:
@@ -164,6 +156,7 @@ class SparkStandalone:
                 stdin=subprocess.DEVNULL,
                 cwd=self.base,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         finally:
             log.close()
@@ -277,202 +270,6 @@ class SparkStandalone:
         return sorted(pids)
 
 
-# ---------------------------------------------------------------------- Redis Cluster
-
-
-class ClusterUnsupported(RuntimeError):
-    """The redis-server binary does not run in cluster mode (a node exited at start)."""
-
-
-def cluster_binaries() -> Any:
-    """``(redis-server, redis-cli)`` to run a Redis Cluster with, or the reason why not (a
-    string). Whether the server has cluster mode shows when a node starts
-    (:class:`ClusterUnsupported`)."""
-    server = os.environ.get("XSTREAMS_REDIS_SERVER") or shutil.which("redis-server")
-    if not server:
-        return "no redis-server binary (set XSTREAMS_REDIS_SERVER)"
-    cli = os.path.join(os.path.dirname(os.path.abspath(server)), "redis-cli")
-    if not os.access(cli, os.X_OK):
-        cli = shutil.which("redis-cli") or ""
-    if not cli:
-        return f"no redis-cli beside {server} nor on PATH"
-    return server, cli
-
-
-class RedisCluster:
-    """``masters`` redis-server processes with ``--cluster-enabled yes`` joined by
-    ``redis-cli --cluster create ... --cluster-replicas 0``: every slot served, each node
-    a master of its share."""
-
-    def __init__(self, masters: int = 3) -> None:
-        found = cluster_binaries()
-        if isinstance(found, str):
-            raise RuntimeError(found)
-        self.server, self.cli = found
-        self.masters = masters
-        self.base = tempfile.mkdtemp(prefix="xstreams-redis-cluster-")
-        self.ports: List[int] = []
-        self.procs: List[subprocess.Popen] = []
-
-    @property
-    def url(self) -> str:
-        """A URL of one node: clients discover the others from it."""
-        return f"redis://{LOOPBACK}:{self.ports[0]}"
-
-    def _up(self, port: int, proc: subprocess.Popen) -> bool:
-        if proc.poll() is not None:
-            raise ClusterUnsupported(
-                f"{self.server} --cluster-enabled yes exited with {proc.returncode}: "
-                + self.log()[-500:]
-            )
-        return _pong(port)
-
-    def log(self) -> str:
-        return "\n".join(_tail(os.path.join(self.base, f"{p}.log"))[-1000:] for p in self.ports)
-
-    def start(self) -> RedisCluster:
-        try:
-            for _ in range(self.masters):
-                port = free_port(also=10000)
-                d = os.path.join(self.base, str(port))
-                os.makedirs(d)
-                self.ports.append(port)
-                self.procs.append(
-                    subprocess.Popen(
-                        [
-                            self.server,
-                            "--port",
-                            str(port),
-                            "--bind",
-                            LOOPBACK,
-                            "--cluster-enabled",
-                            "yes",
-                            "--cluster-config-file",
-                            os.path.join(d, "nodes.conf"),
-                            "--cluster-node-timeout",
-                            "5000",
-                            "--save",
-                            "",
-                            "--appendonly",
-                            "no",
-                            "--dir",
-                            d,
-                            "--daemonize",
-                            "no",
-                            "--logfile",
-                            os.path.join(self.base, f"{port}.log"),
-                        ],  # fmt: skip
-                        stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL,
-                        stdin=subprocess.DEVNULL,
-                        start_new_session=True,
-                    )
-                )
-            for port, proc in zip(self.ports, self.procs):
-                _wait(lambda p=port, q=proc: self._up(p, q), 20, f"redis-server :{port}", self.log)
-            nodes = [f"{LOOPBACK}:{p}" for p in self.ports]
-            out = subprocess.run(
-                [self.cli, "--cluster", "create", *nodes, "--cluster-replicas", "0"]
-                + ["--cluster-yes"],
-                capture_output=True,
-                text=True,
-                timeout=60,
-                stdin=subprocess.DEVNULL,
-            )
-            if out.returncode != 0:
-                raise RuntimeError(f"redis-cli --cluster create failed:\n{out.stdout}{out.stderr}")
-            _wait(self.ready, 30, "cluster_state:ok on every node", self.log)
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def info(self, port: int) -> Dict[str, str]:
-        out = subprocess.run(
-            [self.cli, "-h", LOOPBACK, "-p", str(port), "CLUSTER", "INFO"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        ).stdout
-        return dict(line.strip().split(":", 1) for line in out.splitlines() if ":" in line)
-
-    def ready(self) -> bool:
-        return all(
-            self.info(p).get("cluster_state") == "ok"
-            and self.info(p).get("cluster_known_nodes") == str(self.masters)
-            for p in self.ports
-        )
-
-    def client(self) -> Any:
-        """A redis-py ``RedisCluster`` client of this cluster."""
-        from redis.cluster import RedisCluster as Client
-
-        return Client(host=LOOPBACK, port=self.ports[0])
-
-    def flushall(self) -> None:
-        for port in self.ports:
-            subprocess.run(
-                [self.cli, "-h", LOOPBACK, "-p", str(port), "FLUSHALL"],
-                capture_output=True,
-                timeout=10,
-            )
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            _stop(proc, 10)
-        self.procs = []
-        shutil.rmtree(self.base, ignore_errors=True)
-
-    def __enter__(self) -> RedisCluster:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
-
-
-class SingleRedis:
-    """One plain redis-server (no cluster mode) on a free loopback port, for figures that
-    compare a Redis Cluster with one server."""
-
-    def __init__(self) -> None:
-        found = cluster_binaries()
-        if isinstance(found, str):
-            raise RuntimeError(found)
-        self.server = found[0]
-        self.base = tempfile.mkdtemp(prefix="xstreams-redis-")
-        self.port = 0
-        self.proc: Optional[subprocess.Popen] = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://{LOOPBACK}:{self.port}"
-
-    def start(self) -> SingleRedis:
-        self.port = free_port()
-        argv = [self.server, "--port", str(self.port), "--bind", LOOPBACK, "--save", ""]
-        argv += ["--appendonly", "no", "--dir", self.base, "--daemonize", "no"]
-        self.proc = subprocess.Popen(
-            argv,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        _wait(lambda: _pong(self.port), 20, f"redis-server :{self.port}")
-        return self
-
-    def stop(self) -> None:
-        _stop(self.proc, 10)
-        self.proc = None
-        shutil.rmtree(self.base, ignore_errors=True)
-
-    def __enter__(self) -> SingleRedis:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
-
-
 # ---------------------------------------------------------------------- Spark Connect
 
 
@@ -519,6 +316,7 @@ class ConnectServer:
                 stdin=subprocess.DEVNULL,
                 cwd=self.base,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         finally:
             log.close()

@@ -34,20 +34,11 @@ def spark_standalone():
 
 @pytest.fixture(scope="session")
 def redis_cluster():
-    from cluster_support import ClusterUnsupported, RedisCluster, cluster_binaries
+    """Three masters of a Redis Cluster (skips with the reason without cluster mode)."""
+    from redis_cluster_support import RedisCluster3
 
-    found = cluster_binaries()
-    if isinstance(found, str):
-        pytest.skip(f"no Redis Cluster: {found}")
-    cluster = RedisCluster(3)
-    try:
-        cluster.start()
-    except ClusterUnsupported as e:
-        pytest.skip(f"no Redis Cluster: {e}")
-    try:
+    with RedisCluster3() as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture(scope="session")

@@ -33,7 +33,7 @@
     loads (``--dir`` / ``--dbfilename``).
 
 The files are read by the engine only: the file-by-file check is
-``xstreams._xstreams.inspect_store`` (``rust/xstreams-core/src/persist/inspect.rs``) and
+``xstreams._xstreams.inspect_store`` (``rust/xstreams-core/src/store/persist/inspect.rs``) and
 the data comes from commands on a read-only store. The formats are described in
 ``docs/format.md``.
 """

@@ -516,8 +516,9 @@ pub fn xtrim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         return Ok(Reply::Int(0));
     };
     let t = opts.trim.expect("xtrim always has a strategy");
-    let pending =
-        |s: &crate::structures::stream::Stream| -> usize { s.groups.iter().map(|(_, _, g)| g.pel_len()).sum() };
+    let pending = |s: &crate::structures::stream::Stream| -> usize {
+        s.groups.iter().map(|(_, _, g)| g.pel_len()).sum()
+    };
     let pending_before = (t.policy == RefPolicy::DelRef).then(|| pending(s));
     let deleted = s.trim(&t);
     // A DELREF trim that deleted no entry may still have dropped the references of the

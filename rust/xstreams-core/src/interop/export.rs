@@ -4,11 +4,11 @@
 //! it came from, through the engine's own read commands. A file that fails is a bug of
 //! the writer; the caller removes it and reports the reason.
 
+use crate::command::reply::Reply;
 use crate::keyspace::db::{Keyspace, Value, NUM_DBS};
 use crate::keyspace::rdb::codec::Malformed;
 use crate::keyspace::rdb::file::{payload_of, read_file};
 use crate::keyspace::rdb::{restore_payload, RestoreError};
-use crate::command::reply::Reply;
 use crate::store::Store;
 
 /// `radix-tree-nodes` blanked: the radix tree's shape depends on the history of its

@@ -26,17 +26,25 @@ pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
         .unwrap_or("unknown panic")
 }
 
+/// The bytes a C string function sees: everything up to the first NUL.
+pub fn c_str(s: &[u8]) -> &[u8] {
+    match s.iter().position(|&b| b == 0) {
+        Some(n) => &s[..n],
+        None => s,
+    }
+}
+
 /// Text of a user-supplied argument as `%s` would print it: up to the first NUL byte,
 /// invalid UTF-8 replaced (the bytes reach the client unchanged in RESP; only
 /// the embedded Python API sees a lossy string).
 pub fn c_arg(arg: &[u8]) -> String {
-    let s = crate::num::c_str(arg);
+    let s = c_str(arg);
     String::from_utf8_lossy(s).into_owned()
 }
 
 /// `%.128s` of an argument.
 pub fn c_arg128(arg: &[u8]) -> String {
-    let s = crate::num::c_str(arg);
+    let s = c_str(arg);
     let s = &s[..s.len().min(128)];
     String::from_utf8_lossy(s).into_owned()
 }
@@ -161,7 +169,7 @@ impl CmdError {
                     break;
                 }
                 let room = 128 - list.len();
-                let s = crate::num::c_str(a);
+                let s = c_str(a);
                 let s = &s[..s.len().min(room)];
                 list.push('\'');
                 list.push_str(&String::from_utf8_lossy(s));

@@ -2,8 +2,8 @@
 //! the commands sent as arguments.
 
 use xstreams_core::command::XaddArgs;
-use xstreams_core::persist::Options;
-use xstreams_core::stream::{RefPolicy, TrimArgs, TrimStrategy};
+use xstreams_core::store::persist::Options;
+use xstreams_core::structures::stream::{RefPolicy, TrimArgs, TrimStrategy};
 use xstreams_core::{CmdError, Config, Reply, Store, StreamId};
 
 const NOW: i64 = 1_700_000_000_000;

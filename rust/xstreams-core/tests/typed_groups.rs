@@ -7,10 +7,10 @@
 use std::time::Duration;
 
 use xstreams_core::command::ReadArgs;
-use xstreams_core::pel::{
+use xstreams_core::store::{ReadStep, Step};
+use xstreams_core::structures::pel::{
     AutoclaimArgs, ClaimArgs, ClaimDelivery, NackArgs, NackMode, PendingRange,
 };
-use xstreams_core::store::{ReadStep, Step};
 use xstreams_core::{Reply, Store, StreamId};
 
 #[path = "support/durable.rs"]
@@ -320,7 +320,7 @@ fn typed_blocking_read_waits_in_line_with_commands() {
 #[test]
 fn typed_xackdel_matches_the_command_and_replays() {
     use xstreams_core::command::XackdelArgs;
-    use xstreams_core::stream::{DeleteOutcome, RefPolicy};
+    use xstreams_core::structures::stream::{DeleteOutcome, RefPolicy};
 
     let tmp = tempfile::tempdir().unwrap();
     let (da, db) = (tmp.path().join("a"), tmp.path().join("b"));

@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use xstreams_core::batch::{Col, XaddRows};
-use xstreams_core::persist::disk::sim::SimDisk;
-use xstreams_core::persist::{Fsync, Options, RETRY_EVERY};
+use xstreams_core::interop::batch::{Col, XaddRows};
+use xstreams_core::store::persist::disk::sim::SimDisk;
+use xstreams_core::store::persist::{Fsync, Options, RETRY_EVERY};
 use xstreams_core::{Config, Reply, Store};
 use xstreams_fuzz::sim::{fresh_dir, options};
 

@@ -15,9 +15,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use xstreams_core::batch::{Col, XaddRows};
-use xstreams_core::persist::disk::sim::{SimDisk, Tear};
-use xstreams_core::persist::{Fsync, Options};
+use xstreams_core::interop::batch::{Col, XaddRows};
+use xstreams_core::store::persist::disk::sim::{SimDisk, Tear};
+use xstreams_core::store::persist::{Fsync, Options};
 use xstreams_core::{Config, Reply, Store};
 
 /// Rows of the step: with a 200-byte value each, about 10 MB of log (several chunks).

@@ -30,7 +30,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 use xstreams_core::command::{self, Outcome};
-use xstreams_core::db::NUM_DBS;
+use xstreams_core::keyspace::db::NUM_DBS;
 use xstreams_core::store::Session;
 use xstreams_core::{CmdError, Reply};
 

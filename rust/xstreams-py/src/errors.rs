@@ -66,8 +66,8 @@ pub fn invariant_err(py: Python<'_>, msg: String) -> PyErr {
 
 /// The exception for a persistence error: `StoreLockedError`, `CorruptStoreError` or
 /// `StoreError`.
-pub fn persist_err(py: Python<'_>, e: &xstreams_core::persist::PersistError) -> PyErr {
-    use xstreams_core::persist::ErrorKind;
+pub fn persist_err(py: Python<'_>, e: &xstreams_core::store::persist::PersistError) -> PyErr {
+    use xstreams_core::store::persist::ErrorKind;
     let name = match e.kind {
         ErrorKind::Locked { .. } => "StoreLockedError",
         ErrorKind::Corrupt { .. } => "CorruptStoreError",

@@ -1,6 +1,6 @@
 //! Replay of persisted stores for parallel readers (the Spark data source): plan a read
 //! into parts in one process, read the parts in others. Thin wrappers of
-//! `xstreams_core::batch::replay`; plans and parts travel as plain tuples (picklable).
+//! `xstreams_core::interop::batch::replay`; plans and parts travel as plain tuples (picklable).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,9 +8,9 @@ use std::sync::Arc;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
-use xstreams_core::batch::replay::{self, Part, PartKind, ReadError, StoreFiles};
-use xstreams_core::batch::Entries;
-use xstreams_core::db::Keyspace;
+use xstreams_core::interop::batch::replay::{self, Part, PartKind, ReadError, StoreFiles};
+use xstreams_core::interop::batch::Entries;
+use xstreams_core::keyspace::db::Keyspace;
 use xstreams_core::{Config, StreamId};
 
 use crate::arrow::{entries_to_py_list, schema_arg, EntriesShape};

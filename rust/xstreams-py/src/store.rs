@@ -10,7 +10,7 @@ use std::time::Duration;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
-use xstreams_core::persist::{Fsync, LoadReport, Options};
+use xstreams_core::store::persist::{Fsync, LoadReport, Options};
 use xstreams_core::store::Step;
 use xstreams_core::{Config, Reply};
 
@@ -473,7 +473,7 @@ pub fn command_names() -> Vec<&'static str> {
 #[pyfunction]
 pub fn auto_iid<'py>(py: Python<'py>, pairs: Vec<Vec<u8>>) -> Bound<'py, PyBytes> {
     let refs: Vec<&[u8]> = pairs.iter().map(|p| p.as_slice()).collect();
-    PyBytes::new(py, &xstreams_core::idmp::auto_iid(&refs))
+    PyBytes::new(py, &xstreams_core::structures::idmp::auto_iid(&refs))
 }
 
 /// The physical limit of XADD (`xstreams_core::limit::xadd_loop`): ``n`` typed XADDs of

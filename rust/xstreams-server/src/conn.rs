@@ -21,7 +21,7 @@ use xstreams_core::store::{Step, EXECABORT};
 use xstreams_core::Reply;
 
 use xstreams_core::command::table::{self, Flags, Scope, ServerCmd as Srv};
-use xstreams_core::memory;
+use xstreams_core::keyspace::memory;
 
 use crate::admin;
 use crate::errors;

@@ -29,7 +29,7 @@ pub enum LogRecord {
     PelToTail {
         key: Vec<u8>,
         group: Vec<u8>,
-        id: crate::id::StreamId,
+        id: crate::structures::id::StreamId,
     },
     /// A setting changed by CONFIG SET, in force for the commands that follow.
     Config { name: String, value: String },

@@ -3,11 +3,11 @@
 
 use super::args::{eq, int, is};
 use super::{encode_arg, encode_header, Ctx, LogRecord};
+use crate::command::reply::Reply;
 use crate::error::{CmdError, CmdResult};
-use crate::id::{parse_id, IdText, StreamId};
-use crate::idmp::auto_iid;
-use crate::reply::Reply;
-use crate::stream::{AppendError, RefPolicy, TrimArgs, TrimStrategy};
+use crate::structures::id::{parse_id, IdText, StreamId};
+use crate::structures::idmp::auto_iid;
+use crate::structures::stream::{AppendError, RefPolicy, TrimArgs, TrimStrategy};
 
 /// Parsed options of XADD / XTRIM.
 #[derive(Clone, Debug, Default)]
@@ -502,7 +502,7 @@ pub fn xadd_typed(ctx: &mut Ctx<'_>, a: &XaddArgs<'_>) -> CmdResult<Option<XaddO
 /// length left; MINID: the first ID still accounted, deleted or not), as redis-server
 /// rewrites it. Approximate trims with DELREF/ACKED work entry by entry within a limit
 /// and have no exact equivalent: they are logged as given and replayed with their limit.
-fn trim_threshold(s: &crate::stream::Stream, t: &TrimArgs) -> Vec<u8> {
+fn trim_threshold(s: &crate::structures::stream::Stream, t: &TrimArgs) -> Vec<u8> {
     match t.strategy {
         TrimStrategy::MaxLen(_) => s.length.to_string().into_bytes(),
         TrimStrategy::MinId(_) => s.first_id_with_tombstones().to_bytes(),
@@ -516,8 +516,9 @@ pub fn xtrim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         return Ok(Reply::Int(0));
     };
     let t = opts.trim.expect("xtrim always has a strategy");
-    let pending =
-        |s: &crate::stream::Stream| -> usize { s.groups.iter().map(|(_, _, g)| g.pel_len()).sum() };
+    let pending = |s: &crate::structures::stream::Stream| -> usize {
+        s.groups.iter().map(|(_, _, g)| g.pel_len()).sum()
+    };
     let pending_before = (t.policy == RefPolicy::DelRef).then(|| pending(s));
     let deleted = s.trim(&t);
     // A DELREF trim that deleted no entry may still have dropped the references of the

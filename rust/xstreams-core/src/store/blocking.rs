@@ -5,11 +5,11 @@
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+use crate::command::reply::Reply;
 use crate::command::{self, BlockRequest, Outcome, OwnedReadArgs, ReadArgs};
-use crate::db::{Value, NUM_DBS};
-use crate::entries::Entries;
 use crate::error::CmdError;
-use crate::reply::Reply;
+use crate::keyspace::db::{Value, NUM_DBS};
+use crate::structures::entries::Entries;
 
 use super::{Shared, State, Store, CLOSED_ERROR};
 
@@ -415,7 +415,7 @@ impl Store {
                     continue;
                 }
                 // Not due on the cron's cadence yet: its next tick.
-                let period = crate::db::EXPIRE_CYCLE_PERIOD_MS;
+                let period = crate::keyspace::db::EXPIRE_CYCLE_PERIOD_MS;
                 expiry_at = Some(now_ms - now_ms.rem_euclid(period) + period);
             }
             if max_wait.is_some_and(|m| now_inst.duration_since(started) >= m) {

@@ -1,8 +1,8 @@
 //! The store's typed RESTORE: a key from a DUMP payload (what the RDB import runs per key).
 
 use crate::command::{self, RestoreArgs};
-use crate::db::NUM_DBS;
 use crate::error::{CmdError, CmdResult};
+use crate::keyspace::db::NUM_DBS;
 
 use super::Store;
 

@@ -3,8 +3,8 @@
 use parking_lot::MutexGuard;
 
 use crate::command::Ctx;
-use crate::db::Keyspace;
 use crate::error::CmdError;
+use crate::keyspace::db::Keyspace;
 
 use super::{Signals, State, Store, CLOSED_ERROR};
 

@@ -7,7 +7,7 @@ use arrow_array::{ArrayRef, BooleanArray, RecordBatch, StringArray};
 use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, Schema};
 use pyo3::prelude::*;
-use xstreams_core::batch::{Col, Idmp, RowOutcome, XaddRows};
+use xstreams_core::interop::batch::{Col, Idmp, RowOutcome, XaddRows};
 
 use crate::convert::arg_bytes;
 use crate::errors::{data_err, reply_err};

@@ -594,7 +594,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     try:
         n = _progress.step(
-            f"writing {Path(args.rdb).name} and checking it",
+            f"writing {Path(args.rdb).name}",
             lambda: _xstreams.rdb_export(store, os.fspath(args.rdb)),
         )
     except OSError as e:
@@ -605,8 +605,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         )
         return EXIT_FAILED
     except xstreams.XStreamsError as e:
-        # The file is written aside, read back and checked before it takes the name:
-        # on any failure nothing is left at args.rdb.
+        # The file is written aside, read back and checked against the store before it
+        # takes its name: a file that does not read back is removed, nothing is left.
         print(f"xstreams export: {e}", file=sys.stderr)
         return EXIT_FAILED
     finally:

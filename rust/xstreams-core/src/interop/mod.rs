@@ -4,8 +4,8 @@
 //! - [`batch`]: many XADDs under one lock from columns of rows, and entries out into flat
 //!   Arrow-shaped buffers; [`batch::replay`] reads a persisted store without opening it.
 //! - [`dedup`]: IDMP answers for whole producer histories without a store (Spark dedup).
-//! - [`export`]: an exported RDB file read back and compared with the store before it is
-//!   reported written.
+//! - [`export`]: an exported RDB file read back and checked against the store it came
+//!   from (`xstreams export`).
 
 pub mod batch;
 pub mod dedup;

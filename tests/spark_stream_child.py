@@ -6,7 +6,10 @@ SIGKILL part-way (then restart from the checkpoint in the test's own session).
 ``CONFIG_JSON`` (see :func:`build`): ``source`` options, ``sink`` options or
 ``"json": DIR`` (Spark's file sink), ``checkpoint``, ``slow`` (seconds each task sleeps
 per partition index, so that a batch is caught part-way), ``trigger``
-(``"availableNow"`` or a processing-time interval).
+(``"availableNow"`` or a processing-time interval), ``partitions`` (a repartition
+before the sink), and for :func:`session` ``master`` (default ``local[2]``;
+``local[2,4]`` retries a failed task) and ``conf`` (Spark settings). ``"batch": true``
+runs ``spark.read`` and ``df.write`` of the same options instead, once.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Dict, Iterator
+from typing import Any, Dict, Iterator, Optional
 
 from spark_support import use_spark_home
 
@@ -41,6 +44,8 @@ def build(spark: Any, cfg: Dict[str, Any]) -> Any:
         df = df.selectExpr(*cfg["select"])
     if cfg.get("slow"):
         df = df.repartition(2).mapInArrow(_Slow(cfg["slow"]), df.schema)
+    if cfg.get("partitions"):
+        df = df.repartition(int(cfg["partitions"]))
     if "json" in cfg:
         w = df.writeStream.format("json").option("path", cfg["json"])
     else:
@@ -53,23 +58,46 @@ def build(spark: Any, cfg: Dict[str, Any]) -> Any:
     return w.start()
 
 
-def session() -> Any:
+def batch_write(spark: Any, cfg: Dict[str, Any]) -> None:
+    """``spark.read`` of the source options, ``df.write`` to the sink options."""
+    reader = spark.read.format("xstreams")
+    for k, v in cfg["source"].items():
+        reader = reader.option(k, v)
+    df = reader.load()
+    if cfg.get("select"):
+        df = df.selectExpr(*cfg["select"])
+    if cfg.get("partitions"):
+        df = df.repartition(int(cfg["partitions"]))
+    w = df.write.format("xstreams").mode("append")
+    for k, v in cfg["sink"].items():
+        w = w.option(k, v)
+    w.save()
+
+
+def session(cfg: Optional[Dict[str, Any]] = None) -> Any:
+    cfg = cfg or {}
     os.environ["PYSPARK_PYTHON"] = sys.executable
     use_spark_home()  # the parent's SPARK_HOME if it set one (inherited), else the same
     from pyspark.sql import SparkSession
 
-    spark = (
-        SparkSession.builder.master("local[2]")
+    b = (
+        SparkSession.builder.master(cfg.get("master", "local[2]"))
         .appName("xstreams-kill-child")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
     )
+    for k, v in cfg.get("conf", {}).items():
+        b = b.config(k, v)
+    spark = b.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
 if __name__ == "__main__":
-    q = build(session(), json.loads(sys.argv[1]))
-    q.awaitTermination()
+    config = json.loads(sys.argv[1])
+    if config.get("batch"):
+        batch_write(session(config), config)
+    else:
+        q = build(session(config), config)
+        q.awaitTermination()

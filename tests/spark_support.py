@@ -1,7 +1,10 @@
 """Shared SparkSession of the Spark tests (``tests/test_spark_*.py``).
 
-One ``local[2]`` session per test process (starting one takes ~9 s): every test module
-imports the ``spark`` fixture from here, and all of them get the same session. Python
+One session per test process at a time (starting one takes ~9 s): every test module
+imports the ``spark`` fixture from here, and all of them get the same ``local[2]``
+session. Tests marked ``@pytest.mark.cluster`` run twice, on ``local[2]`` and on a
+session of the standalone cluster (``cluster_support.SparkStandalone``: executors in JVMs
+of their own); ``XSTREAMS_SPARK_CLUSTER=1`` runs every Spark test on that cluster. Python
 workers run ``sys.executable`` (``PYSPARK_PYTHON``), so they import the xstreams wheel
 installed in the test environment. No test registers the ``xstreams`` data source:
 PySpark finds it (the ``pyspark_xstreams`` module of the wheel).
@@ -21,11 +24,25 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import Any, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import pytest
 
 _SESSION: Optional[Any] = None
+_KEY: Optional[Tuple[Any, ...]] = None
+
+# The settings of the local[2] session.
+LOCAL_CONF: Dict[str, str] = {
+    "spark.master": "local[2]",
+    "spark.app.name": "xstreams-tests",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "2",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.extraJavaOptions": "-Dlog4j.rootLogger=ERROR",
+}
 
 
 def spark_home() -> Optional[str]:
@@ -76,31 +93,60 @@ def use_spark_home() -> None:
         os.environ["SPARK_HOME"] = home
 
 
-def get_spark() -> Any:
-    global _SESSION
-    if _SESSION is None:
-        os.environ["PYSPARK_PYTHON"] = sys.executable
-        os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-        use_spark_home()
-        from pyspark.sql import SparkSession
+def _build(conf: Dict[str, str]) -> Any:
+    # PySpark's Python workers run $PYSPARK_PYTHON (not the spark.pyspark.python setting).
+    os.environ["PYSPARK_PYTHON"] = conf.get("spark.pyspark.python", sys.executable)
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only
+    use_spark_home()
+    from pyspark.sql import SparkSession
 
-        _SESSION = (
-            SparkSession.builder.master("local[2]")
-            .appName("xstreams-tests")
-            .config("spark.sql.shuffle.partitions", "4")
-            .config("spark.default.parallelism", "2")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.driver.extraJavaOptions", "-Dlog4j.rootLogger=ERROR")
-            .getOrCreate()
-        )
-        _SESSION.sparkContext.setLogLevel("ERROR")
-        atexit.register(_SESSION.stop)
+    builder = SparkSession.builder
+    for k, v in conf.items():
+        builder = builder.config(k, v)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def stop_spark() -> None:
+    """Stop this process's session (the next :func:`get_spark` starts a new one)."""
+    global _SESSION, _KEY
+    if _SESSION is not None:
+        _SESSION.stop()
+    _SESSION, _KEY = None, None
+
+
+def get_spark(conf: Optional[Dict[str, str]] = None) -> Any:
+    """This process's SparkSession: ``local[2]`` (``conf`` None), else one built from
+    ``conf`` (``spark.master`` among them, e.g. a standalone cluster's). A process has one
+    SparkContext at a time: asking for a session of other settings stops the current one
+    first, so tests of one kind should run together (``conftest.py`` groups them)."""
+    global _SESSION, _KEY
+    want = dict(LOCAL_CONF if conf is None else conf)
+    key = tuple(sorted(want.items()))
+    if _SESSION is not None and _KEY == key:
+        return _SESSION
+    stop_spark()
+    _SESSION, _KEY = _build(want), key
     return _SESSION
 
 
-@pytest.fixture(scope="session")
-def spark() -> Any:
+atexit.register(stop_spark)
+
+
+def spark_kind(request: Any) -> str:
+    """``local`` or ``cluster``: the test's parameter (``@pytest.mark.cluster`` tests run
+    with both), else ``cluster`` when ``XSTREAMS_SPARK_CLUSTER=1`` runs every Spark test on
+    the standalone cluster session, else ``local``."""
+    default = "cluster" if os.environ.get("XSTREAMS_SPARK_CLUSTER") == "1" else "local"
+    return getattr(request, "param", default)
+
+
+@pytest.fixture
+def spark(request: Any) -> Any:
+    """The session a test runs on: ``local[2]``, or one on the standalone cluster of the
+    ``spark_standalone`` fixture (``conftest.py``) with executors in their own JVMs."""
+    if spark_kind(request) == "cluster":
+        return get_spark(request.getfixturevalue("spark_standalone").session_conf())
     return get_spark()

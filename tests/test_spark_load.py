@@ -83,3 +83,30 @@ def test_refuses_to_load_without_idmp(spark, tmp_path):  # noqa: F811
         xs.load(df, str(tmp_path / "s"), "events")
     res = xs.load(df, str(tmp_path / "s"), "events", allow_duplicates=True, fields=["value"])
     assert res["added"] == 5
+
+
+def test_load_key_column_writes_each_stream_in_order(spark, tmp_path):  # noqa: F811
+    """``key_column``: each row to the stream it names, in order, the IDMP settings on
+    every stream the load creates, a re-run adds nothing; a null key is refused."""
+    path = str(tmp_path / "store")
+    df = events(spark).selectExpr("*", "concat('s:', CAST(n % 3 AS STRING)) AS key")
+    kw = dict(key_column="key", producer="pid", iid="iid", idmp_maxsize=500)
+    res = xs.load(df, path, **kw)
+    assert res == {"rows": 300, "added": 300, "duplicates": 0, "nil": 0}
+    assert xs.load(df, path, **kw)["duplicates"] == 300
+    s = xstreams.Store(path, read_only=True)
+    try:
+        for k in range(3):
+            got = s.execute_command("XRANGE", f"s:{k}", "-", "+")
+            fields = [dict(zip(fv[::2], fv[1::2])) for _, fv in got]
+            assert [int(f[b"n"]) for f in fields] == list(range(k, 300, 3))
+            assert all(b"key" not in f for f in fields)
+            cfg = s.execute_command("XIDMP", "CFGGET", f"s:{k}")
+            assert dict(zip(cfg[::2], cfg[1::2]))[b"maxsize"] == 500
+    finally:
+        s.close()
+    with pytest.raises(ValueError, match="stream .* or key_column"):
+        xs.load(df, path, "events", **kw)
+    nulls = spark.createDataFrame([("p", "i1", None)], "pid string, iid string, key string")
+    with pytest.raises(Exception, match="is null in row 0"):
+        xs.load(nulls, str(tmp_path / "other"), key_column="key", producer="pid", iid="iid")

@@ -200,7 +200,7 @@ def test_source_caps_a_compacted_store_from_its_node_index(tmp_path):
     st.close()
     opts = {"path": path, "streams": '["a", "b"]'}
     reader = StreamReader(opts, StructType())
-    assert reader._capped_at_nodes({"a": "0-0", "b": "0-0"}, 250) is not None
+    assert reader._capped_at_nodes(["a", "b"], {"a": "0-0", "b": "0-0"}, 250) is not None
     chk = xstreams.Store(path, read_only=True)
     try:
         offsets = _batches(reader, 250)
@@ -213,12 +213,12 @@ def test_source_caps_a_compacted_store_from_its_node_index(tmp_path):
         for s, last in off.items():
             assert last == "0-0" or last in nodes[s]  # a node's last ID
     # Small caps (below a node's 100 entries) and logs after the snapshot: exact batches.
-    assert reader._capped_at_nodes({"a": "0-0", "b": "0-0"}, 30) is None
+    assert reader._capped_at_nodes(["a", "b"], {"a": "0-0", "b": "0-0"}, 30) is None
     assert _counts_of(path, reader, 30) == [30] * 44 + [29]  # 1349 entries
     st = xstreams.Store(path, fsync="no")
     st.execute_command("XADD", "b", "*", "n", 350)
     st.close()
-    assert reader._capped_at_nodes({"a": "0-0", "b": "0-0"}, 250) is None
+    assert reader._capped_at_nodes(["a", "b"], {"a": "0-0", "b": "0-0"}, 250) is None
     got = _counts_of(path, reader, 250)
     # b (touched) has entries left in the first three batches: exact; then a alone, from
     # its index again (its first batch counts the node it starts in whole).
@@ -470,7 +470,7 @@ def test_sink_exactly_once_after_a_kill_mid_batch(
                 return False
             return 150 <= n < 600
 
-        wait_for(part_way, what="the child to have written part of the input")
+        wait_for(part_way, timeout=300, what="the child to have written part of the input")
     finally:
         kill_group(proc)
     cfg.pop("slow")
@@ -497,6 +497,7 @@ def test_sink_commit_writes_typed_rows_as_the_per_row_commands(tmp_path):
     import pyarrow as pa
     from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
     from xstreams.spark_sink import SinkMessage, StreamWriter
+    from xstreams.spark_sink_store import stage
 
     schema = StructType(
         [StructField("pid", StringType()), StructField("iid", StringType()),
@@ -515,16 +516,25 @@ def test_sink_commit_writes_typed_rows_as_the_per_row_commands(tmp_path):
         )
 
     opts = {"stream": "out", "producer": "pid", "iid": "iid", "maxlen": "30"}
-    w = StreamWriter({**opts, "path": str(tmp_path / "dst")}, schema, False)
-    msgs = [SinkMessage(0, 50, table(0, 50), "q"), SinkMessage(1, 50, table(50, 100), "q")]
-    w.commit(msgs, 0)
-    w.commit(msgs, 0)  # Spark re-ran batch 0 after a restart: skipped
-    got = _sink_store_rows(str(tmp_path / "dst"), "out")
+    dst = str(tmp_path / "dst")
+    w = StreamWriter({**opts, "path": dst}, schema, False)
+    tables = [table(0, 50), table(50, 100)]
+
+    def staged_messages() -> List[Any]:
+        return [
+            SinkMessage(p, 50, "q", staged_file=stage(dst, "q", 0, p, 0, t))
+            for p, t in enumerate(tables)
+        ]
+
+    w.commit(staged_messages(), 0)
+    assert not os.path.exists(os.path.join(dst, "spark-staging"))  # removed by the commit
+    w.commit(staged_messages(), 0)  # Spark re-ran batch 0 after a restart: skipped
+    got = _sink_store_rows(dst, "out")
 
     ref = xstreams.Store()
     key = b"out"
-    for m in msgs:
-        for b in m.table.to_batches():
+    for t in tables:
+        for b in t.to_batches():
             for argv in w.shape.commands(key, b):
                 ref.execute_command(*argv)
     want = [dict(zip(fv[::2], fv[1::2])) for _, fv in ref.execute_command("XRANGE", key, "-", "+")]
@@ -551,6 +561,7 @@ def test_sink_commit_keeps_the_store_open_between_commits(tmp_path):
     from pyspark.sql.types import LongType, StructField, StructType
     from xstreams.exceptions import StoreLockedError
     from xstreams.spark_sink import SinkMessage, StreamWriter
+    from xstreams.spark_sink_store import stage
 
     schema = StructType([StructField("n", LongType())])
     path = str(tmp_path / "dst")
@@ -558,7 +569,7 @@ def test_sink_commit_keeps_the_store_open_between_commits(tmp_path):
     def commit(hold: str, batch: int) -> None:
         w = StreamWriter({"path": path, "stream": "out", "holdStore": hold}, schema, False)
         rows = pa.table({"n": pa.array(range(batch * 3, batch * 3 + 3), pa.int64())})
-        w.commit([SinkMessage(0, 3, rows, "q")], batch)
+        w.commit([SinkMessage(0, 3, "q", staged_file=stage(path, "q", batch, 0, 0, rows))], batch)
 
     def free() -> bool:
         try:

@@ -3,31 +3,27 @@
 ``Store()`` is an in-process store whose commands behave as redis-server 8.8's stream
 commands; ``Redis()`` is a drop-in replacement for redis-py's client that runs on a store
 instead of a server.
+
+The names in ``__all__`` are the public API; ``dir(xstreams)`` lists exactly those.
 """
 
-from __future__ import annotations
-
 from . import exceptions
+from ._stores import default_store, open_store
 from ._xstreams import Store, Watch, __version__, auto_iid, command_names
 from .exceptions import (
     BusyGroupError,
+    CorruptStoreError,
     DataError,
     InvariantError,
     NoGroupError,
     ResponseError,
+    StoreError,
+    StoreLockedError,
+    StoreRepairedWarning,
+    WatchError,
     WrongTypeError,
     XStreamsError,
 )
-from .stores import default_store, open_store
-
-
-def __getattr__(name: str):  # lazy: importing the client costs a few milliseconds
-    if name in ("Redis", "StrictRedis", "Pipeline"):
-        from . import client
-
-        return getattr(client, name)
-    raise AttributeError(f"module 'xstreams' has no attribute {name!r}")
-
 
 __all__ = [
     "Store",
@@ -46,6 +42,26 @@ __all__ = [
     "NoGroupError",
     "BusyGroupError",
     "DataError",
+    "WatchError",
+    "StoreError",
+    "StoreLockedError",
+    "CorruptStoreError",
+    "StoreRepairedWarning",
     "InvariantError",
     "__version__",
 ]
+
+_LAZY = ("Redis", "StrictRedis", "Pipeline")
+
+
+def __getattr__(name: str) -> object:  # lazy: importing the client costs a few milliseconds
+    if name in _LAZY:
+        from . import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'xstreams' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public API only (submodules imported meanwhile stay reachable, unlisted)."""
+    return sorted(__all__)

@@ -1,5 +1,6 @@
-"""The ``xstreams`` command-line tool: check and dump durable stores (and ``xstreams serve``,
-which hands over to :mod:`xstreams.server`).
+"""The ``xstreams`` command-line tool: serve, check, dump, import and export stores
+(``xstreams serve`` hands over to :mod:`xstreams.server`). Exit statuses: ``EXIT_*`` below
+(``xstreams --help`` lists them); long steps show progress on a terminal (``_progress``).
 
 ``xstreams check PATH [--fix]``
     Verify a store directory - the MANIFEST, every snapshot section's checksum and
@@ -32,7 +33,7 @@ which hands over to :mod:`xstreams.server`).
     loads (``--dir`` / ``--dbfilename``).
 
 The files are read by the engine only: the file-by-file check is
-``xstreams._xstreams.inspect_store`` (``rust/xstreams-core/src/persist/inspect.rs``) and
+``xstreams._xstreams.inspect_store`` (``rust/xstreams-core/src/store/persist/inspect.rs``) and
 the data comes from commands on a read-only store. The formats are described in
 ``docs/format.md``.
 """
@@ -49,7 +50,16 @@ import warnings
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from xstreams import _progress
+from xstreams._store_view import read_keys
+
 MANIFEST = "MANIFEST"
+
+#: Exit statuses of every subcommand (``xstreams --help`` and the docs list them).
+EXIT_OK = 0  # done; for check: the store is healthy
+EXIT_FAILED = 1  # the store or file is damaged, or the operation failed
+EXIT_USAGE = 2  # bad arguments, or no store / no file at the path given
+EXIT_INTERRUPTED = 130  # Ctrl-C (as a shell reports SIGINT)
 
 #: The settings a store keeps (``Store.config_get`` names).
 SETTINGS = (
@@ -126,6 +136,15 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return [_jsonable(x) for x in v]
     return v
+
+
+def _no_store(command: str, path: Path) -> None:
+    print(
+        f"xstreams {command}: no xstreams store at {path} (no {MANIFEST} file there): give "
+        "the directory a durable store was opened in (xstreams.Store(PATH), "
+        "xstreams serve --dir PATH)",
+        file=sys.stderr,
+    )
 
 
 # ---------------------------------------------------------------------------- check
@@ -233,7 +252,7 @@ def _check_once(path: Path, out) -> Tuple[int, _Report]:
     from xstreams import exceptions as xexc  # noqa: PLC0415
 
     try:
-        info = inspect_store(path)
+        info = _progress.step("checking files", lambda: inspect_store(path))
     except xexc.StoreError as e:
         rep.problem(str(e))
         return 1, rep
@@ -268,7 +287,10 @@ def _check_once(path: Path, out) -> Tuple[int, _Report]:
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         try:
-            store = xs.Store(path, read_only=True, **(clock or {}))
+            store = _progress.step(
+                "loading the store (replaying its logs)",
+                lambda: xs.Store(path, read_only=True, **(clock or {})),
+            )
         except xexc.InternalError as e:
             rep.problem(f"the engine failed (a bug, please report it): {e}")
             return 1, rep
@@ -281,7 +303,7 @@ def _check_once(path: Path, out) -> Tuple[int, _Report]:
     try:
         report = store.load_report
         try:
-            store.validate()
+            _progress.step("checking invariants", store.validate)
         except AssertionError as e:
             rep.problem(f"loaded state breaks an invariant: {e}")
         per_db = []
@@ -352,8 +374,8 @@ def fix_store(path: Path, rep: _Report) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if not (path / MANIFEST).exists():
-        print(f"xstreams check: no xstreams store at {path} (no {MANIFEST})", file=sys.stderr)
-        return 2
+        _no_store("check", path)
+        return EXIT_USAGE
     status, rep = check_store(path)
     if status and args.fix:
         status = fix_store(path, rep)
@@ -368,99 +390,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- dump
-
-
-def _keys_of(store, db: int) -> List[bytes]:
-    """Every key of database ``db`` (SCAN), sorted."""
-    keys: List[bytes] = []
-    cursor = b"0"
-    while True:
-        cursor, batch = store.execute_command("SCAN", cursor, "COUNT", 1000, db=db)
-        keys.extend(batch)
-        if cursor in (b"0", 0):
-            return sorted(set(keys))
-
-
-def _id(v: Any) -> Any:
-    return v.decode() if isinstance(v, bytes) else v
-
-
-def stream_view(store, db: int, key: bytes) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    """A stream as XINFO STREAM FULL shows it, plus the NACK zone, delivery order and IDMP
-    producers (bytes values kept as bytes); and the key's internals."""
-    from xstreams import _xstreams  # noqa: PLC0415
-
-    info = store.execute_command("XINFO", "STREAM", key, "FULL", "COUNT", "0", db=db, protocol=3)
-    # After XINFO, which drops expired IIDs first.
-    extra = _xstreams.key_internals(store, key, db)
-    view: Dict[str, Any] = {}
-    for field, value in info.items():
-        name = field.decode()
-        if name not in ("entries", "groups", "radix-tree-nodes"):
-            view[name] = _id(value)
-    view["idmp-producers"] = [
-        {"pid": p["pid"], "iids": [[iid, i] for iid, i in p["iids"]]} for p in extra["producers"]
-    ]
-    view["entries"] = [[_id(e[0]), list(e[1])] for e in info[b"entries"]]
-    orders = {g["name"]: g for g in extra["groups"]}
-    groups = []
-    for g in info[b"groups"]:
-        order = orders[g[b"name"]]
-        nacked = set(order["nack_zone"])
-        groups.append(
-            {
-                "name": g[b"name"],
-                "last-delivered-id": _id(g[b"last-delivered-id"]),
-                "entries-read": g[b"entries-read"],
-                "lag": g[b"lag"],
-                "pel-count": g[b"pel-count"],
-                "nacked-count": g[b"nacked-count"],
-                "pending": [
-                    [_id(eid), None if _id(eid) in nacked else owner, t, n]
-                    for eid, owner, t, n in g[b"pending"]
-                ],
-                "nack-zone": order["nack_zone"],
-                "delivery-order": order["delivery_order"],
-                "consumers": [
-                    {
-                        "name": c[b"name"],
-                        "seen-time": c[b"seen-time"],
-                        "active-time": c[b"active-time"],
-                        "pel-count": c[b"pel-count"],
-                        "pending": [[_id(eid), t, n] for eid, t, n in c[b"pending"]],
-                    }
-                    for c in g[b"consumers"]
-                ],
-            }
-        )
-    view["groups"] = groups
-    return view, extra
-
-
-def read_keys(store, db: Optional[int], key: Optional[bytes]) -> List[Dict[str, Any]]:
-    """Every key (of database ``db``, or only ``key``) with its type, expiry and value."""
-    from xstreams import _xstreams  # noqa: PLC0415
-
-    out = []
-    for d in range(16) if db is None else [db]:
-        for k in _keys_of(store, d) if key is None else [key]:
-            kind = store.execute_command("TYPE", k, db=d)
-            if kind == b"stream":
-                view, extra = stream_view(store, d, k)
-            elif kind == b"string":
-                view = {"value": store.execute_command("GET", k, db=d)}
-                extra = _xstreams.key_internals(store, k, d)
-            else:
-                continue
-            item: Dict[str, Any] = {
-                "db": d,
-                "key": k,
-                "type": kind.decode(),
-                "expire-at-ms": extra["expire_at"],
-            }
-            item.update(view)
-            out.append(item)
-    return out
 
 
 _KEY_FIELDS = ("db", "key", "type", "expire-at-ms")
@@ -530,9 +459,12 @@ def dump_store(path: Path, db: Optional[int], key: Optional[bytes], fmt: str, ou
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            store = xs.Store(path, read_only=True, **clock)
+            store = _progress.step(
+                "loading the store (replaying its logs)",
+                lambda: xs.Store(path, read_only=True, **clock),
+            )
         except xexc.StoreError as e:
-            print(f"xstreams dump: {e}", file=sys.stderr)
+            print(f"xstreams dump: {e} (`xstreams check {path}` says more)", file=sys.stderr)
             return 1
     for w in caught:
         if issubclass(w.category, xexc.StoreRepairedWarning):
@@ -574,13 +506,17 @@ def dump_store(path: Path, db: Optional[int], key: Optional[bytes], fmt: str, ou
 def cmd_dump(args: argparse.Namespace) -> int:
     path = Path(args.path)
     if not (path / MANIFEST).exists():
-        print(f"xstreams dump: no xstreams store at {path} (no {MANIFEST})", file=sys.stderr)
-        return 2
+        _no_store("dump", path)
+        return EXIT_USAGE
     key = os.fsencode(args.key) if args.key is not None else None
     return dump_store(path, args.db, key, args.format, sys.stdout)
 
 
 # ---------------------------------------------------------------------------- RDB files
+
+
+def _key_count(store) -> int:
+    return sum(store.execute_command("DBSIZE", db=d) for d in range(16))
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -590,14 +526,44 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     rdb = Path(args.rdb)
     if not rdb.is_file():
-        print(f"xstreams import: no such file {rdb}", file=sys.stderr)
-        return 2
-    store = xstreams.Store(os.fspath(args.path))
+        print(
+            f"xstreams import: no such file {rdb}: give the path of an RDB file "
+            "redis-server wrote (its dir/dbfilename, dump.rdb by default)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
-        info = _xstreams.rdb_import(store, os.fspath(rdb))
-    except (ValueError, xstreams.ResponseError) as e:
-        print(f"xstreams import: {e}", file=sys.stderr)
-        return 1
+        store = _progress.step("opening the store", lambda: xstreams.Store(os.fspath(args.path)))
+    except xstreams.StoreLockedError as e:
+        print(
+            f"xstreams import: {e}: stop the process that has it open for writing "
+            "(or import into another directory)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    except (xstreams.StoreError, OSError) as e:
+        print(f"xstreams import: cannot open the store at {args.path}: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        before = _key_count(store)
+        info = _progress.step(
+            f"importing {rdb.name}",
+            lambda: _xstreams.rdb_import(store, os.fspath(rdb)),
+            count=lambda: max(0, _key_count(store) - before),
+        )
+    except ValueError as e:
+        print(
+            f"xstreams import: {rdb}: {e}; the keys before the damage were imported "
+            "(`redis-check-rdb` tells what redis-server makes of the file)",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    except xstreams.ResponseError as e:
+        print(f"xstreams import: {rdb}: a key was refused: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    except OSError as e:
+        print(f"xstreams import: cannot read {rdb}: {e}", file=sys.stderr)
+        return EXIT_FAILED
     finally:
         store.close()
     skipped = ", ".join(f"{n} {t}" for t, n in info["skipped"]) or "none"
@@ -606,7 +572,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"(RDB version {info['version']}) into {args.path}; skipped: {skipped}"
         + (f"; {info['functions_skipped']} function libraries" if info["functions_skipped"] else "")
     )
-    return 0
+    return EXIT_OK
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -616,15 +582,32 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     path = Path(args.path)
     if not (path / MANIFEST).exists():
-        print(f"xstreams export: no xstreams store at {path} (no {MANIFEST})", file=sys.stderr)
-        return 2
-    store = xstreams.Store(os.fspath(path), read_only=True)
+        _no_store("export", path)
+        return EXIT_USAGE
     try:
-        n = _xstreams.rdb_export(store, os.fspath(args.rdb))
+        store = _progress.step(
+            "loading the store (replaying its logs)",
+            lambda: xstreams.Store(os.fspath(path), read_only=True),
+        )
+    except xstreams.StoreError as e:
+        print(f"xstreams export: {e} (`xstreams check {path}` says more)", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        n = _progress.step(
+            f"writing {Path(args.rdb).name}",
+            lambda: _xstreams.rdb_export(store, os.fspath(args.rdb)),
+        )
+    except OSError as e:
+        print(
+            f"xstreams export: cannot write {args.rdb}: {e}: choose a path in a writable "
+            "directory with room for the file",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     finally:
         store.close()
     print(f"wrote {args.rdb} ({n} bytes, RDB version 14)")
-    return 0
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------------------- main
@@ -650,17 +633,38 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+EPILOG = f"""\
+exit status (every command):
+  {EXIT_OK}    done (check: the store is healthy; serve: after SHUTDOWN, Ctrl-C or SIGTERM)
+  {EXIT_FAILED}    the store or file is damaged, or the operation failed (the message says which
+       file and what to do; serve: it could not start or could not persist a write)
+  {EXIT_USAGE}    usage error: bad arguments, or no store / no file at the path given
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); a store being written is left as after a crash
+       (`xstreams check --fix PATH` drops an incomplete last command)
+
+Progress of long steps is shown on stderr when it is a terminal, never in a pipe.
+Store formats: docs/format.md; RDB files: docs/rdb.md; the server: docs/server.md."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="xstreams",
-        description="Check and dump xstreams durable stores (see docs/format.md).",
-        epilog="`xstreams serve [options]` runs the RESP server (see xstreams.server).",
+        description="Serve, check, dump, import and export xstreams stores. "
+        "`xstreams COMMAND --help` tells more about each command.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action=_VersionAction)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    # Listed for --help only: main() hands `serve ...` to xstreams.server before parsing.
+    sub.add_parser(
+        "serve",
+        help="run the RESP server on a store (options as redis-server's)",
+        add_help=False,
+    )
     c = sub.add_parser(
         "check",
-        help="verify a store; exit 0 healthy, 1 damaged, 2 usage error",
+        help="verify a store's files and invariants (--fix drops a cut tail)",
         description="Verify a store directory and report what it holds. Exit status: "
         "0 healthy, 1 damaged, 2 usage error.",
     )
@@ -673,7 +677,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_check)
     d = sub.add_parser(
         "dump",
-        help="print the state of a store",
+        help="print the whole state of a store (text or JSON)",
         description="Print the "
         "state of a store: every key, every stream entry, group, consumer, "
         "PEL, NACK zone and IDMP producer.",
@@ -685,7 +689,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_dump)
     i = sub.add_parser(
         "import",
-        help="restore the strings and streams of a redis-server RDB file into a store",
+        help="load the strings and streams of a redis-server RDB file",
         description="Restore every string and stream of a redis-server RDB file (any "
         "version up to 8.8's) into the store at PATH (created if missing; keys already "
         "there are replaced). Keys of other types are skipped and counted.",
@@ -695,7 +699,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.set_defaults(func=cmd_import)
     e = sub.add_parser(
         "export",
-        help="write a store as an RDB file redis-server loads",
+        help="write a store as an RDB file redis-server 8.8 loads",
         description="Write every key of the store at PATH as an RDB file (version 14) "
         "that redis-server 8.8 loads with --dir/--dbfilename.",
     )
@@ -719,11 +723,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
-        return 2
+        return EXIT_USAGE
     try:
         return args.func(args)
     except BrokenPipeError:  # pragma: no cover - `xstreams dump ... | head`
-        return 0
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print(f"xstreams {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -406,23 +406,40 @@ def dedup(
 class _LoadPartition:
     """The ``mapInArrow`` function of :func:`load`: the one task that writes."""
 
-    def __init__(self, path: str, stream: str, kw: Dict[str, Any], settings: Dict[str, Any]):
+    def __init__(
+        self, path: str, stream: Optional[str], kw: Dict[str, Any], settings: Dict[str, Any]
+    ):
         self.path = path
         self.stream = stream
         self.kw = kw
         self.settings = settings
+        self._checked: set = set()
 
-    def _prepare(self, store: Any) -> None:
+    def _prepare_keys(self, store: Any, batch: Any) -> None:
+        """``key_column``: check each stream the batch names the first time it shows up
+        (its IDMP settings, as :meth:`_prepare` does for ``stream``)."""
+        import pyarrow.compute as pc
+
+        from .spark_io import key_values
+
+        col = key_values(batch, self.kw["key_column"])
+        for k in pc.unique(col).to_pylist():
+            if k not in self._checked:
+                self._prepare(store, k)
+                self._checked.add(k)
+
+    def _prepare(self, store: Any, stream: Optional[str] = None) -> None:
+        stream = self.stream if stream is None else stream
         s = self.settings
         want_d, want_m = s.get("duration"), s.get("maxsize")
-        exists = store.execute_command("EXISTS", self.stream) == 1
+        exists = store.execute_command("EXISTS", stream) == 1
         if exists:
-            got = store.execute_command("XIDMP", "CFGGET", self.stream)
+            got = store.execute_command("XIDMP", "CFGGET", stream)
             cur = dict(zip(got[::2], got[1::2]))
             cur_d, cur_m = int(cur[b"duration"]), int(cur[b"maxsize"])
             if (want_d is not None and want_d != cur_d) or (want_m is not None and want_m != cur_m):
                 raise ValueError(
-                    f"stream {self.stream!r} has IDMP duration {cur_d} s and maxsize {cur_m}; "
+                    f"stream {stream!r} has IDMP duration {cur_d} s and maxsize {cur_m}; "
                     "changing them forgets its IIDs (a re-run could then add duplicates): "
                     "pass the same values or none"
                 )
@@ -432,12 +449,13 @@ class _LoadPartition:
         most = s.get("max_per_producer")
         if most is not None and most > cur_m:
             raise ValueError(
-                f"a producer has {most} rows but stream {self.stream!r} remembers {cur_m} "
+                f"a producer has {most} rows but stream {stream!r} remembers {cur_m} "
                 "IIDs per producer: a re-run could add duplicates. Use more producers "
                 "(<= maxsize rows each), a larger idmp_maxsize (<= 10000) for a new "
                 "stream, or verify_window=False"
             )
-        self._created_with = None if exists else (cur_d, cur_m)
+        if stream == self.stream:
+            self._created_with = None if exists else (cur_d, cur_m)
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
@@ -447,8 +465,18 @@ class _LoadPartition:
 
         store = xstreams.Store(self.path, fsync=self.settings.get("fsync", "everysec"))
         rows = added = dups = nil = 0
+        by_key = self.kw.get("key_column") is not None
         try:
-            self._prepare(store)
+            self._created_with = None
+            if not by_key:
+                self._prepare(store)
+            else:
+                # Streams of a key column may be created by any batch: the settings
+                # stand for the whole load, then the old ones are put back.
+                self._created_with = (
+                    self.settings.get("duration") or int(store.config_get("stream-idmp-duration")),
+                    self.settings.get("maxsize") or int(store.config_get("stream-idmp-maxsize")),
+                )
             restore = None
             wanted = self.settings.get("duration") or self.settings.get("maxsize")
             if self._created_with is not None and wanted and self.kw.get("iid_mode"):
@@ -465,6 +493,8 @@ class _LoadPartition:
                 for batch in batches:
                     if batch.num_rows == 0:
                         continue
+                    if by_key:
+                        self._prepare_keys(store, batch)
                     res = store.xadd_batch(self.stream, batch, errors="return", **kw)
                     errors = res.column("error")
                     if errors.null_count != len(errors):
@@ -480,7 +510,7 @@ class _LoadPartition:
                     dups += n_dup
                     nil += n_nil
                     added += batch.num_rows - n_dup - n_nil
-                    if restore is not None:
+                    if restore is not None and not by_key:
                         store.config_set("stream-idmp-duration", restore[0])
                         store.config_set("stream-idmp-maxsize", restore[1])
                         restore = None
@@ -502,8 +532,9 @@ class _LoadPartition:
 def load(
     df: DataFrame,
     path: str,
-    stream: str,
+    stream: Optional[str] = None,
     *,
+    key_column: Optional[str] = None,
     producer: Optional[str] = None,
     pid: Optional[str] = None,
     iid: Optional[str] = None,
@@ -535,10 +566,19 @@ def load(
     apply to a stream the load creates; an existing stream must already have them.
     Without IDMP options the load refuses to run unless ``allow_duplicates=True``.
 
+    ``key_column`` (instead of ``stream``): each row goes to the stream that column names
+    (a null or empty key is refused before the batch holding it is written); each
+    stream's rows keep their order. IDMP windows are then per stream, and
+    ``verify_window`` counts rows per (key, producer).
+
     ``path`` must be reachable from the executors (local mode, or a shared file system).
     Returns ``{"rows", "added", "duplicates", "nil"}`` (``nil``: NOMKSTREAM on a
     missing stream).
     """
+    if (stream is None) == (key_column is None):
+        raise ValueError("load: give stream (a key) or key_column (a column of keys), not both")
+    if key_column is not None and key_column not in df.columns:
+        raise ValueError(f"load: key_column {key_column!r} is not a column of df: {df.columns}")
     has_pid = producer is not None or pid is not None
     idmp = has_pid and (iid is not None or idmpauto)
     if not idmp and not allow_duplicates:
@@ -550,8 +590,9 @@ def load(
         _check_idmp_settings(idmp_duration or 100, idmp_maxsize or 100)
     most = None
     if idmp and verify_window:
-        if producer is not None:
-            most = df.groupBy(producer).count().agg(F.max("count")).first()[0] or 0
+        by = [c for c in (key_column, producer) if c is not None]
+        if by:
+            most = df.groupBy(*by).count().agg(F.max("count")).first()[0] or 0
         else:
             most = df.count()
     kw: Dict[str, Any] = {
@@ -567,6 +608,7 @@ def load(
         "limit": limit,
         "nomkstream": nomkstream,
         "ref_policy": ref_policy,
+        "key_column": key_column,
         "iid_mode": idmp,
     }
     settings = {
@@ -710,7 +752,8 @@ def _read_replay_part(
 
 
 class XStreamsDataSource(DataSource):
-    """``spark.read.format("xstreams")``: the entries of a persisted store.
+    """``spark.read.format("xstreams")``: the entries of a persisted store (or, with
+    ``url``, of a live server or Redis Cluster: :mod:`xstreams.spark_batch_server`).
 
     Options: ``path`` (the store directory), ``stream`` (a key) or ``streams`` (a JSON
     list of keys), ``start`` / ``end`` (IDs as XRANGE takes them; default all),
@@ -741,6 +784,10 @@ class XStreamsDataSource(DataSource):
         return DEFAULT_SCHEMA
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        if _option(self.options, "url") is not None:
+            from .spark_batch_server import ServerBatchReader
+
+            return ServerBatchReader(self.options, schema)
         return _Reader(self.options, schema)
 
     def streamReader(self, schema: StructType) -> Any:

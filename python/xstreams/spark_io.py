@@ -1,5 +1,5 @@
 """What the ``xstreams`` Spark source and sink share: their options, stream IDs as offsets,
-Arrow columns turned into XADD arguments, and connections to a live server.
+Arrow columns turned into XADD arguments (connections: :mod:`xstreams.spark_conn`).
 
 Every bad option raises :class:`ValueError` naming the option (``option("maxlen")``...),
 before any data moves.
@@ -203,6 +203,11 @@ class RowShape:
     column), the IDMP producer and iid columns, and the trimming options."""
 
     def __init__(self, options: Mapping[str, Any], columns: List[str]) -> None:
+        self.key_column = get_option(options, "keyColumn")
+        if self.key_column is not None and self.key_column not in columns:
+            raise bad_option(
+                "keyColumn", f"names column {self.key_column!r}, which is not in {columns}"
+            )
         self.producer = get_option(options, "producer")
         self.iid = get_option(options, "iid")
         if (self.producer is None) != (self.iid is None):
@@ -226,14 +231,16 @@ class RowShape:
         elif minid is not None:
             parse_id(str(minid), "minid")
             self.trim = [b"MINID", b"~" if approx else b"=", str(minid).encode()]
-        # The entry's fields: the map column "fields", or every column (the IDMP columns
-        # too: an entry then carries its producer and iid).
+        # The entry's fields: the map column "fields", or every column but the key column
+        # (the IDMP columns too: an entry then carries its producer and iid).
         if "fields" in columns:
             self.fields_map = True
             self.fields = ["fields"]
         else:
             self.fields_map = False
-            self.fields = list(columns)
+            self.fields = [c for c in columns if c != self.key_column]
+            if not self.fields:
+                raise bad_option("keyColumn", "leaves no column for the entries' fields")
 
     def xadd_batch_kwargs(self) -> Optional[dict]:
         """The same XADDs as :meth:`commands`, as ``Store.xadd_batch`` options (the typed
@@ -242,6 +249,8 @@ class RowShape:
         if self.fields_map:
             return None
         kw: dict = {"fields": self.fields, "approximate": self.approximate}
+        if self.key_column is not None:
+            kw["key_column"] = self.key_column
         if self.producer is not None:
             kw.update(producer=self.producer, iid=self.iid)
         if self.maxlen is not None:
@@ -284,19 +293,71 @@ class RowShape:
             yield argv
 
 
+def key_values(table: Any, key_column: str) -> Any:
+    """The key column of a task's rows as text or binary, checked: a null or empty key
+    raises ``ValueError`` naming the column and the row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = table.column(key_column)
+    t = col.type
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t)
+            or pa.types.is_binary(t) or pa.types.is_large_binary(t)):  # fmt: skip
+        col = pc.cast(col, pa.string())
+    if col.null_count:
+        row = pc.index(pc.is_null(col), True).as_py()
+        raise ValueError(
+            f'xstreams sink: option("keyColumn") column {key_column!r} is null in row {row} '
+            "of a task: every row needs the key of its stream"
+        )
+    empty = pc.equal(pc.binary_length(col), 0)
+    if pc.any(empty).as_py():
+        row = pc.index(empty, True).as_py()
+        raise ValueError(
+            f'xstreams sink: option("keyColumn") column {key_column!r} is empty in row {row} '
+            "of a task: every row needs the key of its stream"
+        )
+    return col
+
+
+def stream_parts(table: Any, key_column: Optional[str], stream: Optional[str]) -> List[Any]:
+    """``(key, rows)`` pairs of a task's rows: every row to ``stream``, or the rows of each
+    value of ``key_column`` (in the order of its first row), each stream's rows in their
+    order. A null or empty key raises ``ValueError``."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if table.num_rows == 0:
+        return []
+    if key_column is None:
+        return [(str(stream).encode(), table)]
+    col = key_values(table, key_column)
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    enc = pc.dictionary_encode(col)
+    codes = enc.indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    cuts = np.flatnonzero(np.diff(sorted_codes)) + 1
+    starts = np.concatenate(([0], cuts))
+    ends = np.concatenate((cuts, [len(codes)]))
+    firsts = order[starts]  # each key's first row: the output follows first appearance
+    values = enc.dictionary
+    taken = table.take(pa.array(order))
+    out = []
+    for i in np.argsort(firsts, kind="stable"):
+        k = values[int(sorted_codes[starts[i]])].as_py()
+        out.append(
+            (
+                k.encode() if isinstance(k, str) else bytes(k),
+                taken.slice(int(starts[i]), int(ends[i] - starts[i])),
+            )
+        )
+    return out
+
+
 def marker_key(query: str, stream: str, partition: Optional[int] = None) -> str:
     """The marker stream of one sink query (and one task partition, over RESP)."""
     h = hashlib.sha1(f"{query}\0{stream}".encode()).hexdigest()[:16]
     return f"{MARKER_PREFIX}{h}" + ("" if partition is None else f":{partition}")
-
-
-# ------------------------------------------------------------------------------- servers
-
-
-def connect(url: str) -> Any:
-    """A redis-py client of ``url``: raw replies (bytes, lists; no reply callbacks)."""
-    import redis
-
-    r = redis.Redis.from_url(url, decode_responses=False, socket_timeout=60)
-    r.response_callbacks.clear()
-    return r

@@ -10,14 +10,18 @@ stream, the entries with IDs in ``(start, end]``.
   node's entries under the cap), else with a read-only open; the executors read their ID
   ranges straight from the store's files (the batch reader's plan: snapshot node ranges
   and log tails, split by stream and ID range).
-* ``url``: a live server (``xstreams serve`` or redis-server >= 7): XRANGE by ID range,
-  one partition per stream.
-* ``url`` with ``group``/``consumer``: the driver delivers new entries to the consumer
-  with ``XREADGROUP ... >`` when it plans a batch; the executors read the batch's entries
-  back from the consumer's pending list (``XREADGROUP`` with an ID: history), so a
-  re-run batch reads the same entries; ``commit(end)`` (after Spark checkpointed the
-  batch) acknowledges them with ``XACK``. A restarted query reads its consumer's pending
-  entries first. See ``docs/spark.md`` for what can repeat.
+* ``url``: a live server or a Redis Cluster (:mod:`xstreams.spark_conn`): XRANGE by ID
+  range, each stream's range split into ``minPartitions`` ID ranges
+  (:mod:`xstreams.spark_source_server`).
+* ``url`` with ``group``/``consumer``: the driver delivers new entries to the query's
+  consumers, the executors read each consumer's share back from its pending list, and
+  only batches Spark committed are acknowledged (:mod:`xstreams.spark_source_group`).
+* ``streamPattern``: the streams whose keys match (SCAN on every shard), looked for
+  again at each trigger; a new key is read from its start (in group mode the group is
+  created on it at ``startingId``).
+* Admission control: ``maxEntriesPerTrigger`` and ``maxBytesPerTrigger`` (an entry's ID,
+  fields and values) bound every batch, ``Trigger.AvailableNow`` included (the run stops
+  at each stream's last ID when it started).
 """
 
 from __future__ import annotations
@@ -25,14 +29,15 @@ from __future__ import annotations
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 from pyspark.sql.types import StructType
 
+from .spark_conn import connect, scan_streams
 from .spark_io import (
     ZERO_ID,
     as_text,
     bad_option,
     bool_option,
-    connect,
     get_option,
     id_max,
     id_text,
@@ -43,16 +48,17 @@ from .spark_io import (
     stream_keys,
     target,
 )
+from .spark_source_group import GroupReads, Limits, committed_end
+from .spark_source_server import (
+    READ_CHUNK,
+    ServerPartition,
+    entry_size,
+    plan_stream,
+    read_batches,
+)
 
-_READ_CHUNK = 10_000
-
-
-class _UrlPartition(InputPartition):
-    def __init__(self, index: int, stream: str, start: str, end: str) -> None:
-        super().__init__(index)
-        self.stream = stream
-        self.start = start
-        self.end = end
+# Offsets remembered to recognize this reader's line in the checkpoint's offset log.
+_PLANNED_KEPT = 16
 
 
 def _water_fill(avail: List[int], cap: int) -> List[int]:
@@ -75,16 +81,26 @@ def _water_fill(avail: List[int], cap: int) -> List[int]:
     return take
 
 
-class StreamReader(DataSourceStreamReader):
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The streaming reader of the ``xstreams`` source (see the module doc)."""
 
     def __init__(self, options: Mapping[str, Any], schema: StructType) -> None:
         from .spark import _field_schema
 
         self.path, self.url = target(options)
-        self.streams = stream_keys(options)
+        self.conn_options = dict(options)
+        self.pattern = get_option(options, "streamPattern")
+        if self.pattern is not None and str(self.pattern) == "":
+            raise bad_option("streamPattern", "must be a SCAN pattern such as events:*")
+        if self.pattern is not None and (
+            get_option(options, "stream") is None and get_option(options, "streams") is None
+        ):
+            self.streams: List[str] = []
+        else:
+            self.streams = stream_keys(options)
         self.db = int_option(options, "db", 0, 0) or 0
         self.max_entries = int_option(options, "maxEntriesPerTrigger", None, 1)
+        self.max_bytes = int_option(options, "maxBytesPerTrigger", None, 1)
         self.rows_per_part = int_option(options, "rowsPerPartition", 500_000, 1)
         self.min_parts = min_partitions(options)
         self.decode = bool_option(options, "decode", True)
@@ -105,11 +121,23 @@ class StreamReader(DataSourceStreamReader):
                 'needs option("url"): a store directory is read-only for this source '
                 "(its batch reader reads a group's unacknowledged entries instead)",
             )
+        consumers = int_option(options, "consumers", 1, 1) or 1
+        if consumers > 1 and self.group is None:
+            raise bad_option("consumers", 'needs option("group") and option("consumer")')
+        self.checkpoint = get_option(options, "checkpointLocation")
+        if self.checkpoint is not None and self.group is None:
+            raise bad_option("checkpointLocation", "is read by the group mode only (its acks)")
         if self.url is not None and self.db:
             raise bad_option("db", 'is given in the URL for option("url") (redis://host:port/db)')
         self._client: Any = None
+        self._target: Optional[Dict[str, str]] = None
+        self._planned: List[Dict[str, str]] = []
+        self._known: set = set()
+        self.groups: Optional[GroupReads] = None
         if self.group is not None:
-            self._create_groups()
+            at = "0" if self.starting == "0" else self.starting
+            self.groups = GroupReads(str(self.group), str(self.consumer), consumers, at)
+        self._streams_now()
 
     def __getstate__(self) -> Dict[str, Any]:
         # Executors get the reader pickled: without the driver's connection.
@@ -121,55 +149,89 @@ class StreamReader(DataSourceStreamReader):
 
     def _redis(self) -> Any:
         if self._client is None:
-            self._client = connect(self.url)  # type: ignore[arg-type]
+            self._client = connect(self.conn_options)
         return self._client
 
-    def _create_groups(self) -> None:
-        import redis
+    def _streams_now(self) -> List[str]:
+        """The ``stream``/``streams`` keys and those ``streamPattern`` matches now; in
+        group mode the group is made on each one seen for the first time."""
+        keys = list(self.streams)
+        if self.pattern is not None:
+            keys = sorted(set(keys) | set(self._scan()))
+        new = [k for k in keys if k not in self._known]
+        if new and self.groups is not None:
+            self.groups.create(self._redis(), new)
+        self._known.update(new)
+        return keys
 
-        r = self._redis()
-        at = "0" if self.starting == "0" else self.starting
-        for s in self.streams:
-            try:
-                r.execute_command("XGROUP", "CREATE", s, self.group, at, "MKSTREAM")
-            except redis.ResponseError as e:
-                if "BUSYGROUP" not in str(e):
-                    raise
+    def _scan(self) -> List[str]:
+        if self.path is None:
+            return scan_streams(self._redis(), str(self.pattern))
+        import xstreams
 
-    def _last_ids(self) -> Dict[str, str]:
+        store = xstreams.Store(self.path, read_only=True)
+        try:
+            found, cursor = set(), "0"
+            while True:
+                cursor, keys = store.execute_command(
+                    "SCAN", cursor, "MATCH", self.pattern, "COUNT", 1000, "TYPE", "stream",
+                    db=self.db,
+                )  # fmt: skip
+                found.update(as_text(k) for k in keys)
+                cursor = as_text(cursor)
+                if cursor == "0":
+                    return sorted(found)
+        finally:
+            store.close()
+
+    def _streams_of(self, start: Mapping[str, str]) -> List[str]:
+        """The streams of the next batch: those of ``start`` and, but under
+        ``AvailableNow`` (its streams are those of its start), those there are now."""
+        if self._target is not None:
+            now = list(self._target)
+        else:
+            now = self._streams_now()
+        return sorted(set(now) | set(start)) if self.pattern is not None else now
+
+    def _remember(self, off: Dict[str, str]) -> None:
+        if off not in self._planned:
+            self._planned.append(dict(off))
+            del self._planned[:-_PLANNED_KEPT]
+
+    def _last_ids(self, streams: List[str]) -> Dict[str, str]:
         """Each stream's last entry ID now (``0-0`` for a missing or empty stream)."""
         out = {}
         if self.path is not None:
-            fast = self._last_ids_from_index()
+            fast = self._last_ids_from_index(streams)
             if fast is not None:
                 return fast
             import xstreams
 
             store = xstreams.Store(self.path, read_only=True)
             try:
-                for s in self.streams:
+                for s in streams:
                     got = store.execute_command("XREVRANGE", s, "+", "-", "COUNT", 1, db=self.db)
                     out[s] = as_text(got[0][0]) if got else ZERO_ID
             finally:
                 store.close()
         else:
             r = self._redis()
-            for s in self.streams:
+            for s in streams:
                 got = r.execute_command("XREVRANGE", s, "+", "-", "COUNT", 1)
                 out[s] = as_text(got[0][0]) if got else ZERO_ID
         return out
 
-    def _last_ids_from_index(self) -> Optional[Dict[str, str]]:
+    def _last_ids_from_index(self, streams: List[str]) -> Optional[Dict[str, str]]:
         """Each stream's last ID from the snapshot's node index, without loading the
         store, when the logs after the snapshot do not touch the streams (a compacted
         store); else None. A node's last ID may be an entry deleted since: as an offset
         it bounds the same entries, and every later entry has a greater ID."""
         from xstreams import _xstreams
 
-        _, plan = _xstreams._replay_plan(self.path, [s.encode() for s in self.streams], db=self.db)
+        _, plan = _xstreams._replay_plan(self.path, [s.encode() for s in streams], db=self.db)
         if any(p[1] != "snapshot" for p in plan):
             return None
-        out = {s: ZERO_ID for s in self.streams}
+        out = {s: ZERO_ID for s in streams}
         for key, _kind, _start, end, _rows in plan:  # a stream's parts come in ID order
             out[key.decode()] = end
         return out
@@ -193,7 +255,9 @@ class StreamReader(DataSourceStreamReader):
             out.append((last, acc))
         return out
 
-    def _capped_at_nodes(self, start: Dict[str, str], cap: int) -> Optional[Dict[str, str]]:
+    def _capped_at_nodes(
+        self, streams: List[str], start: Dict[str, str], cap: int
+    ) -> Optional[Dict[str, str]]:
         """The end offsets of a batch of at most ``cap`` entries, ending each stream at a
         snapshot node's last ID (so up to a node's entries under the cap), from the node
         index alone (which also bounds each stream: no separate look for its last ID): a
@@ -201,64 +265,105 @@ class StreamReader(DataSourceStreamReader):
         entry by entry) when a log touches a stream or a stream's share is smaller than
         its first node."""
         ends = []
-        for s in self.streams:
+        for s in streams:
             e = self._node_ends(s, start[s])
             if e is None:
                 return None
             ends.append(e)
         take = _water_fill([e[-1][1] if e else 0 for e in ends], cap)
         out = {}
-        for s, e, t in zip(self.streams, ends, take):
+        for s, e, t in zip(streams, ends, take):
             fit = [last for last, upto in e if upto <= t]
             if t and not fit:
                 return None
             out[s] = fit[-1] if fit else start[s]
         return out
 
-    def _ids_after(self, stream: str, start: str, count: int, store: Any) -> List[str]:
-        """The IDs of up to ``count`` entries after ``start``."""
-        if store is not None:
-            import pyarrow as pa
-
-            b = store.xrange_arrow(
-                stream, f"({start}", "+", count=count, db=self.db, schema=pa.schema([])
-            )
-            return b.column("id").to_pylist()
-        got = self._redis().execute_command("XRANGE", stream, f"({start}", "+", "COUNT", count)
-        return [as_text(e[0]) for e in got]
+    def _sized_after(
+        self, stream: str, start: str, end: str, count: Optional[int], store: Any
+    ) -> List[Tuple[str, int]]:
+        """``(ID, bytes)`` of up to ``count`` entries in ``(start, end]`` (bytes: the
+        entry's ID, fields and values)."""
+        out: List[Tuple[str, int]] = []
+        cur = start
+        while count is None or len(out) < count:
+            n = READ_CHUNK if count is None else min(READ_CHUNK, count - len(out))
+            if store is not None:
+                b = store.xrange_arrow(stream, f"({cur}", end, count=n, db=self.db, decode=False)
+                ids = [as_text(x) for x in b.column("id").to_pylist()]
+                got = list(zip(ids, _row_bytes(b)))
+            else:
+                ents = self._redis().execute_command("XRANGE", stream, f"({cur}", end, "COUNT", n)
+                got = [(as_text(e[0]), entry_size(e)) for e in ents]
+            out += got
+            if len(got) < n:
+                break
+            cur = got[-1][0]
+        return out
 
     # ------------------------------------------------------------------------ offsets
 
     def initialOffset(self) -> Dict[str, str]:
+        streams = self._streams_now()
         if self.group is not None:
-            # The consumer's pending entries first: everything after 0-0 it holds.
-            return {s: ZERO_ID for s in self.streams}
+            # The consumers' pending entries first: everything after 0-0 they hold.
+            return {s: ZERO_ID for s in streams}
         if self.starting == "$":
-            return self._last_ids()
+            return self._last_ids(streams)
         at = ZERO_ID if self.starting == "0" else id_text(parse_id(self.starting))
-        return {s: at for s in self.streams}
+        return {s: at for s in streams}
 
     def getDefaultReadLimit(self) -> Any:
-        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+        from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxBytes, ReadMaxRows
 
-        if self.max_entries is None:
-            return ReadAllAvailable()
-        return ReadMaxRows(self.max_entries)
+        if self.max_entries is not None:
+            return ReadMaxRows(self.max_entries)
+        if self.max_bytes is not None:
+            return ReadMaxBytes(self.max_bytes)
+        return ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        """An ``AvailableNow`` run reads up to each stream's last ID now, in batches
+        under the caps."""
+        self._target = self._last_ids(self._streams_now())
+
+    def _caps(self, limit: Any) -> Tuple[Optional[int], Optional[int]]:
+        from pyspark.sql.streaming.datasource import ReadMaxBytes, ReadMaxRows
+
+        if isinstance(limit, ReadMaxRows):
+            return limit.max_rows, self.max_bytes
+        if isinstance(limit, ReadMaxBytes):
+            return self.max_entries, limit.max_bytes
+        if limit is None:
+            return self.max_entries, self.max_bytes
+        return None, None  # ReadAllAvailable: Spark asks for everything (Trigger.Once)
 
     def latestOffset(self, start: Dict[str, str], limit: Any = None) -> Dict[str, str]:
-        from pyspark.sql.streaming.datasource import ReadMaxRows
+        streams = self._streams_of(start)
+        start = {s: start.get(s, ZERO_ID) for s in streams}
+        rows, nbytes = self._caps(limit)
+        if self.groups is not None:
+            r = self._redis()
+            # Spark asks for the batch after ``start`` only once the batch ending there
+            # is in its commit log: all of it may be acknowledged.
+            self.groups.ack(r, streams, start)
+            end = self.groups.plan(r, streams, start, Limits(rows, nbytes, self._target))
+        else:
+            end = self._plain_latest(streams, start, rows, nbytes)
+        self._remember(start)
+        self._remember(end)
+        return end
 
-        start = {s: start.get(s, ZERO_ID) for s in self.streams}
-        cap = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        if self.group is not None:
-            return self._group_latest(start, cap)
-        if cap is not None and self.path is not None:
-            at_nodes = self._capped_at_nodes(start, cap)
+    def _plain_latest(
+        self, streams: List[str], start: Dict[str, str], cap: Optional[int], nbytes: Optional[int]
+    ) -> Dict[str, str]:
+        if cap is not None and nbytes is None and self._target is None and self.path is not None:
+            at_nodes = self._capped_at_nodes(streams, start, cap)
             if at_nodes is not None:
                 return at_nodes
-        last = self._last_ids()
-        end = {s: id_max(start[s], last[s]) for s in self.streams}
-        if cap is None:
+        last = self._last_ids(streams) if self._target is None else self._target
+        end = {s: id_max(start[s], last.get(s, ZERO_ID)) for s in streams}
+        if cap is None and nbytes is None:
             return end
         store = None
         if self.path is not None:
@@ -266,59 +371,27 @@ class StreamReader(DataSourceStreamReader):
 
             store = xstreams.Store(self.path, read_only=True)
         try:
-            ids = [
-                self._ids_after(s, start[s], cap, store) if end[s] != start[s] else []
-                for s in self.streams
-            ]
+            share = None if nbytes is None else max(1, nbytes // max(1, len(streams)))
+            sized = []
+            for s in streams:
+                if end[s] == start[s]:
+                    sized.append([])
+                    continue
+                got = self._sized_after(s, start[s], end[s], cap, store)
+                sized.append(_within_bytes(got, share))
         finally:
             if store is not None:
                 store.close()
-        take = _water_fill([len(x) for x in ids], cap)
+        take = _water_fill([len(x) for x in sized], cap if cap is not None else 1 << 62)
         return {
-            s: (ids[i][take[i] - 1] if take[i] else start[s]) for i, s in enumerate(self.streams)
+            s: (sized[i][take[i] - 1][0] if take[i] else start[s]) for i, s in enumerate(streams)
         }
 
-    def _group_latest(self, start: Dict[str, str], cap: Optional[int]) -> Dict[str, str]:
-        """Deliver entries to the consumer (pending ones first) and return the last IDs."""
-        r = self._redis()
-        left = cap
-        end = dict(start)
-        for s in self.streams:
-            if left is not None and left <= 0:
-                break
-            # What the consumer already holds after start (a batch planned, not logged).
-            count = left if left is not None else 1 << 30
-            pend = r.execute_command(
-                "XPENDING", s, self.group, f"({start[s]}", "+", count, self.consumer
-            )
-            if pend:
-                end[s] = id_max(end[s], as_text(pend[-1][0]))
-                if left is not None:
-                    left -= len(pend)
-            while left is None or left > 0:
-                n = _READ_CHUNK if left is None else min(left, _READ_CHUNK)
-                got = r.execute_command(
-                    "XREADGROUP", "GROUP", self.group, self.consumer, "COUNT", n,
-                    "STREAMS", s, ">",
-                )  # fmt: skip
-                entries = _group_reply_entries(got, s)
-                if not entries:
-                    break
-                end[s] = id_max(end[s], as_text(entries[-1][0]))
-                if left is not None:
-                    left -= len(entries)
-                if len(entries) < n:
-                    break
-        return end
-
     def partitions(self, start: Dict[str, str], end: Dict[str, str]) -> List[InputPartition]:
-        live = [
-            s
-            for s in self.streams
-            if parse_id(end.get(s, ZERO_ID)) > parse_id(start.get(s, ZERO_ID))
-        ]
+        self._remember(end)
+        live = [s for s in end if parse_id(end[s]) > parse_id(start.get(s, ZERO_ID))]
         if self.path is None:
-            return [_UrlPartition(i, s, start.get(s, ZERO_ID), end[s]) for i, s in enumerate(live)]
+            return self._server_partitions(live, start, end)
         from xstreams import _xstreams
 
         from .spark import _ReplayPartition
@@ -339,9 +412,29 @@ class StreamReader(DataSourceStreamReader):
                 parts.append(_ReplayPartition(len(parts), files, p))
         return parts
 
+    def _server_partitions(
+        self, live: List[str], start: Dict[str, str], end: Dict[str, str]
+    ) -> List[InputPartition]:
+        parts: List[InputPartition] = []
+        if self.groups is not None:
+            # One partition per consumer and stream: what that consumer holds.
+            for s in live:
+                for name in self.groups.names:
+                    parts.append(
+                        ServerPartition(len(parts), s, start.get(s, ZERO_ID), end[s], name)
+                    )
+            return parts
+        k = per_stream_parts(self.min_parts, len(live))
+        r = self._redis()
+        for s in live:
+            parts += plan_stream(r, s, start.get(s, ZERO_ID), end[s], k, len(parts))
+        return parts
+
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        if isinstance(partition, _UrlPartition):
-            yield from self._read_url(partition)
+        if isinstance(partition, ServerPartition):
+            yield from read_batches(
+                self.conn_options, partition, self.group, self.decode, self.schema
+            )
             return
         from .spark import _read_replay_part
 
@@ -349,110 +442,45 @@ class StreamReader(DataSourceStreamReader):
             partition, None, self.db, self.decode, self.field_schema, self.schema
         )
 
-    def _read_url(self, part: _UrlPartition) -> Iterator[Any]:
-        r = connect(self.url)  # type: ignore[arg-type]
-        end = parse_id(part.end)
-        cur = part.start
-        try:
-            while True:
-                if self.group is not None:
-                    got = r.execute_command(
-                        "XREADGROUP", "GROUP", self.group, self.consumer, "COUNT", _READ_CHUNK,
-                        "STREAMS", part.stream, cur,
-                    )  # fmt: skip
-                    entries = _group_reply_entries(got, part.stream)
-                else:
-                    entries = r.execute_command(
-                        "XRANGE", part.stream, f"({cur}", part.end, "COUNT", _READ_CHUNK
-                    )
-                keep = [e for e in entries if parse_id(as_text(e[0])) <= end]
-                if keep:
-                    yield self._batch(part.stream, keep)
-                if len(keep) < len(entries) or len(entries) < _READ_CHUNK or not entries:
-                    break
-                cur = as_text(entries[-1][0])
-        finally:
-            r.close()
-
-    def _batch(self, stream: str, entries: List[Tuple[Any, Any]]) -> Any:
-        """Entries from a server as a RecordBatch of the source's schema."""
-        import pyarrow as pa
-        from pyspark.sql.pandas.types import to_arrow_schema
-
-        ids = [as_text(e[0]) for e in entries]
-        pairs = [parse_id(i) for i in ids]
-        maps: List[Optional[List[Tuple[Any, Any]]]] = []
-        for _, fv in entries:
-            if fv is None:
-                maps.append(None)
-                continue
-            if isinstance(fv, dict):
-                fv = [x for kv in fv.items() for x in kv]
-            row = list(zip(fv[::2], fv[1::2]))
-            if self.decode:
-                row = [(k.decode(), v.decode()) for k, v in row]
-            maps.append(row)
-        target_schema = to_arrow_schema(self.schema)
-        cols = []
-        key = stream if self.decode else stream.encode()
-        for f in target_schema:
-            if f.name == "stream":
-                col = pa.array([key] * len(ids), f.type)
-            elif f.name == "id":
-                col = pa.array(ids, f.type)
-            elif f.name == "ms":
-                col = pa.array([p[0] for p in pairs], pa.uint64()).cast(f.type)
-            elif f.name == "seq":
-                col = pa.array([p[1] for p in pairs], pa.uint64()).cast(f.type)
-            elif f.name == "fields":
-                col = pa.array(maps, f.type)
-            else:
-                name = f.name if self.decode else f.name.encode()
-                vals = []
-                for m in maps:
-                    v = None
-                    for k, x in m or ():
-                        if k == name:
-                            v = x
-                    vals.append(v)
-                col = pa.array(vals, pa.string() if self.decode else pa.binary()).cast(f.type)
-            cols.append(col)
-        return pa.RecordBatch.from_arrays(cols, schema=target_schema)
-
     def commit(self, end: Dict[str, str]) -> None:
-        if self.group is None:
-            return
-        r = self._redis()
-        for s in self.streams:
-            upto = end.get(s)
-            if upto is None or upto == ZERO_ID:
-                continue
-            while True:
-                pend = r.execute_command(
-                    "XPENDING", s, self.group, "-", upto, _READ_CHUNK, self.consumer
-                )
-                if not pend:
-                    break
-                r.execute_command("XACK", s, self.group, *[p[0] for p in pend])
-                if len(pend) < _READ_CHUNK:
-                    break
+        if self.groups is not None:
+            self.groups.ack(self._redis(), list(end), end)
 
     def stop(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        try:
+            if self.groups is not None and self.checkpoint is not None:
+                done = committed_end(str(self.checkpoint), self._planned)
+                if done is not None:
+                    self.groups.ack(self._redis(), list(done), done)
+        finally:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
 
 
-def _group_reply_entries(reply: Any, stream: str) -> List[Any]:
-    """The entries of an XREADGROUP reply (RESP2 list or RESP3 map) for one stream."""
-    if not reply:
-        return []
-    if isinstance(reply, dict):
-        for k, v in reply.items():
-            if as_text(k) == stream:
-                return list(v)
-        return []
-    for k, v in reply:
-        if as_text(k) == stream:
-            return list(v)
-    return []
+def _within_bytes(sized: List[Tuple[str, int]], cap: Optional[int]) -> List[Tuple[str, int]]:
+    """The first entries up to the one whose bytes reach ``cap`` (at least one)."""
+    if cap is None:
+        return sized
+    acc = 0
+    for i, (_id, n) in enumerate(sized):
+        acc += n
+        if acc >= cap:
+            return sized[: i + 1]
+    return sized
+
+
+def _row_bytes(batch: Any) -> List[int]:
+    """Each row's ID, field and value bytes of an ``xrange_arrow(decode=False)`` batch."""
+    import pyarrow.compute as pc
+
+    ids = pc.binary_length(batch.column("id")).to_pylist()
+    fields = batch.column("fields")
+    offsets = fields.offsets.to_pylist()
+    keys = pc.binary_length(fields.keys).to_pylist()
+    vals = pc.binary_length(fields.items).to_pylist()
+    out = []
+    for i, n in enumerate(ids):
+        a, b = offsets[i], offsets[i + 1]
+        out.append(n + sum(keys[a:b]) + sum(vals[a:b]))
+    return out

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Node-count parity between xstreams' radix tree (rust/xstreams-core/src/rax.rs)
+"""Node-count parity between xstreams' radix tree (rust/xstreams-core/src/structures/rax/)
 and the radix tree of a real redis-server.
 
 With `stream-node-max-entries 1` every stream entry is its own listpack node,

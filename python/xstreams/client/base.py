@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Sequence
 
 from .._xstreams import Store as _NativeStore
 from ..exceptions import ResponseError
-from .. import stores
+from .. import _stores
 from .callbacks import CaseInsensitiveDict
 from .encoding import EMPTY_RESPONSE, NEVER_DECODE, Encoder, _decode_reply
 
@@ -38,7 +38,7 @@ class ClientBase:
         if store is None:
             with self._store_lock:
                 if self._store is None:
-                    self._store = stores.default_store()
+                    self._store = _stores.default_store()
                 store = self._store
         return store
 

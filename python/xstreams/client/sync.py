@@ -47,7 +47,7 @@ import time
 import warnings
 from typing import Any, Callable, List, Optional, Tuple
 
-from .. import stores
+from .. import _stores
 from .._xstreams import Store as _NativeStore
 from .._xstreams import _NativeClient
 from ..exceptions import ConnectionError as XConnectionError
@@ -171,7 +171,7 @@ class Redis(
             if wire < 2 or wire > 3:
                 raise XConnectionError("protocol must be either 2 or 3")
         if store is None and path is not None:
-            store = stores.open_store(path)
+            store = _stores.open_store(path)
         self._store = store
         self._store_lock = threading.Lock()
         self._db = int(db)

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use xstreams_core::persist::{Fsync, Options};
-use xstreams_core::reply::Reply;
+use xstreams_core::command::reply::Reply;
+use xstreams_core::store::persist::{Fsync, Options};
 use xstreams_core::{Config, Store};
 
 fn run(s: &Store, cmd: &str) -> Reply {

@@ -8,9 +8,9 @@
 
 use std::path::Path;
 
-use xstreams_core::batch::{Col, XaddRows};
-use xstreams_core::persist::{Fsync, Options};
-use xstreams_core::reply::Reply;
+use xstreams_core::command::reply::Reply;
+use xstreams_core::interop::batch::{Col, XaddRows};
+use xstreams_core::store::persist::{Fsync, Options};
 use xstreams_core::{Config, Store};
 
 fn open(dir: &Path) -> Store {

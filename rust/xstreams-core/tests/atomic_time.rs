@@ -9,8 +9,8 @@
 
 use std::time::{Duration, Instant};
 
-use xstreams_core::batch::{Col, XaddRows};
-use xstreams_core::reply::Reply;
+use xstreams_core::command::reply::Reply;
+use xstreams_core::interop::batch::{Col, XaddRows};
 use xstreams_core::{Store, StreamId};
 
 /// Commands enough that the step lasts several milliseconds on any machine.

@@ -1,9 +1,9 @@
 //! `batch`: XADD rows on durable stores, and replay by parts of a persisted store, checked
 //! against the store reopened from its files.
 
-use xstreams_core::batch::replay::{self, PartKind, StoreFiles};
-use xstreams_core::batch::{Col, Entries, Idmp, RowOutcome, XaddRows};
-use xstreams_core::persist::Options;
+use xstreams_core::interop::batch::replay::{self, PartKind, StoreFiles};
+use xstreams_core::interop::batch::{Col, Entries, Idmp, RowOutcome, XaddRows};
+use xstreams_core::store::persist::Options;
 use xstreams_core::{Config, Reply, Store, StreamId};
 
 #[path = "support/durable.rs"]

@@ -1,4 +1,4 @@
-//! Stream-ID parsing: `xstreams_core::id::parse_id` / `parse_interval_id` against a
+//! Stream-ID parsing: `xstreams_core::structures::id::parse_id` / `parse_interval_id` against a
 //! literal transcription of redis-server's `streamGenericParseIDOrReply`,
 //! `streamParseIntervalIDOrReply`, `string2ll`, `string2ull` and glibc `strtoull`
 //! (the C-string view: everything after a NUL byte is ignored; 128-byte buffer).
@@ -12,7 +12,7 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config as PtConfig, FileFailurePersistence};
-use xstreams_core::id::{parse_id, parse_interval_id, StreamId};
+use xstreams_core::structures::id::{parse_id, parse_interval_id, StreamId};
 use xstreams_core::{Reply, Store};
 
 fn cases(default: u32) -> u32 {

@@ -27,10 +27,10 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config as PtConfig, FileFailurePersistence};
-use xstreams_core::db::Keyspace;
-use xstreams_core::reply::Reply;
+use xstreams_core::command::reply::Reply;
+use xstreams_core::keyspace::db::Keyspace;
 use xstreams_core::store::Step;
-use xstreams_core::stream::Stream;
+use xstreams_core::structures::stream::Stream;
 use xstreams_core::{Config, Store, StreamId};
 
 #[path = "invariants_fuzz/checker.rs"]

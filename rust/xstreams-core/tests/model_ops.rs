@@ -22,7 +22,7 @@ mod model;
 use model::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config as PtConfig, FileFailurePersistence};
-use xstreams_core::db::Value;
+use xstreams_core::keyspace::db::Value;
 use xstreams_core::{Config, Reply, Store, StreamId};
 
 #[path = "model_ops/harness.rs"]
@@ -261,7 +261,7 @@ proptest! {
         rot in 0usize..5)
     {
         let flat: Vec<&[u8]> = pairs.iter().flat_map(|(f, v)| [f.as_slice(), v.as_slice()]).collect();
-        let engine = xstreams_core::idmp::auto_iid(&flat).to_vec();
+        let engine = xstreams_core::structures::idmp::auto_iid(&flat).to_vec();
         prop_assert_eq!(engine, auto_iid(&pairs));
         let store = Store::default();
         store.set_clock(Some(BASE));

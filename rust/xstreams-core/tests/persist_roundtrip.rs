@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use xstreams_core::persist::{ErrorKind, Fsync, Options};
-use xstreams_core::reply::Reply;
+use xstreams_core::command::reply::Reply;
+use xstreams_core::store::persist::{ErrorKind, Fsync, Options};
 use xstreams_core::{Config, Store};
 
 fn run(s: &Store, cmd: &str) -> Reply {

@@ -7,10 +7,10 @@
 use std::time::Duration;
 
 use xstreams_core::command::ReadArgs;
-use xstreams_core::pel::{
+use xstreams_core::store::{ReadStep, Step};
+use xstreams_core::structures::pel::{
     AutoclaimArgs, ClaimArgs, ClaimDelivery, NackArgs, NackMode, PendingRange,
 };
-use xstreams_core::store::{ReadStep, Step};
 use xstreams_core::{Reply, Store, StreamId};
 
 #[path = "support/durable.rs"]
@@ -41,7 +41,7 @@ fn two_stores(da: &std::path::Path, db: &std::path::Path, n: u64) -> (Store, Sto
 }
 
 fn err(r: Result<impl std::fmt::Debug, xstreams_core::CmdError>) -> Reply {
-    Reply::Error(r.unwrap_err().0)
+    Reply::Error(r.unwrap_err().into_line())
 }
 
 #[test]
@@ -309,7 +309,7 @@ fn typed_blocking_read_waits_in_line_with_commands() {
         panic!("a negative timeout is refused")
     };
     assert_eq!(
-        Reply::Error(e.0),
+        Reply::Error(e.into_line()),
         s.execute(&[b"XREAD", b"BLOCK", b"-2", b"STREAMS", b"s", b"$"])
     );
 }
@@ -320,7 +320,7 @@ fn typed_blocking_read_waits_in_line_with_commands() {
 #[test]
 fn typed_xackdel_matches_the_command_and_replays() {
     use xstreams_core::command::XackdelArgs;
-    use xstreams_core::stream::{DeleteOutcome, RefPolicy};
+    use xstreams_core::structures::stream::{DeleteOutcome, RefPolicy};
 
     let tmp = tempfile::tempdir().unwrap();
     let (da, db) = (tmp.path().join("a"), tmp.path().join("b"));

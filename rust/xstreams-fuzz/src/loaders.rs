@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use xstreams_core::db::Keyspace;
-use xstreams_core::db::Value;
-use xstreams_core::persist::{replay_log, snapshot};
-use xstreams_core::rdb::{restore_payload, RDB_VERSION};
+use xstreams_core::keyspace::db::Keyspace;
+use xstreams_core::keyspace::db::Value;
+use xstreams_core::keyspace::rdb::{restore_payload, RDB_VERSION};
+use xstreams_core::store::persist::{replay_log, snapshot};
 use xstreams_core::{Config, StreamId};
 
 /// Replay `data` as a command log into an empty keyspace.

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use xstreams_core::persist::disk::sim::SimDisk;
-use xstreams_core::persist::{Disk, Fsync, Options};
+use xstreams_core::store::persist::disk::sim::SimDisk;
+use xstreams_core::store::persist::{Disk, Fsync, Options};
 
 /// Persistence options with `fsync`, on the simulated `disk` (`None`: the real one).
 pub fn options(fsync: Fsync, disk: Option<Arc<SimDisk>>) -> Options {

@@ -8,8 +8,8 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use xstreams_core::persist::disk::sim::SimDisk;
-use xstreams_core::persist::{ErrorKind, Fsync, Options};
+use xstreams_core::store::persist::disk::sim::SimDisk;
+use xstreams_core::store::persist::{ErrorKind, Fsync, Options};
 use xstreams_core::{Config, Reply, Store};
 
 fn options(disk: Option<Arc<SimDisk>>) -> Options {

@@ -12,8 +12,8 @@
 
 use std::sync::Arc;
 
-use xstreams_core::persist::disk::sim::SimDisk;
-use xstreams_core::persist::{Fsync, Options};
+use xstreams_core::store::persist::disk::sim::SimDisk;
+use xstreams_core::store::persist::{Fsync, Options};
 use xstreams_core::{Config, Reply, Store};
 use xstreams_fuzz::sim::{fresh_dir, options};
 

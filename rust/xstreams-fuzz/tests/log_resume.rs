@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use xstreams_core::batch::{Col, XaddRows};
-use xstreams_core::persist::disk::sim::SimDisk;
-use xstreams_core::persist::{Fsync, Options, RETRY_EVERY};
+use xstreams_core::interop::batch::{Col, XaddRows};
+use xstreams_core::store::persist::disk::sim::SimDisk;
+use xstreams_core::store::persist::{Fsync, Options, RETRY_EVERY};
 use xstreams_core::{Config, Reply, Store};
 use xstreams_fuzz::sim::{fresh_dir, options};
 
@@ -197,7 +197,7 @@ fn records_logged_while_stopped_keep_their_order() {
 }
 
 /// 40,000 rows of 200 bytes: about 10 MB of log, several written-ahead chunks.
-fn big_batch(s: &Store, vals: &[Vec<u8>]) -> Result<(), String> {
+fn big_batch(s: &Store, vals: &[Vec<u8>]) -> Result<(), xstreams_core::CmdError> {
     let rows = XaddRows {
         len: vals.len(),
         key: Some(Col::Const(b"s")),

@@ -14,8 +14,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use xstreams_core::persist::disk::sim::{SimDisk, Tear};
-use xstreams_core::persist::{Fsync, Options};
+use xstreams_core::store::persist::disk::sim::{SimDisk, Tear};
+use xstreams_core::store::persist::{Fsync, Options};
 use xstreams_core::{Config, Reply, Store};
 
 /// Commands of the pipeline: an XADD and an XLEN in turn.

@@ -20,8 +20,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use xstreams_core::persist::disk::sim::{SimDisk, Tear};
-use xstreams_core::persist::{Fsync, Options};
+use xstreams_core::store::persist::disk::sim::{SimDisk, Tear};
+use xstreams_core::store::persist::{Fsync, Options};
 use xstreams_core::{Config, Reply, Store};
 use xstreams_fuzz::sim::options;
 

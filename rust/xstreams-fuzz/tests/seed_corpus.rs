@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::PathBuf;
 
-use xstreams_core::persist::{log_name, snapshot_name, Fsync, Options};
+use xstreams_core::store::persist::{log_name, snapshot_name, Fsync, Options};
 use xstreams_core::{Config, Store};
 use xstreams_server::resp::encode_command;
 

@@ -10,8 +10,8 @@ use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
 
-use xstreams_core::persist::disk::sim::SimDisk;
-use xstreams_core::persist::{Disk, Fsync};
+use xstreams_core::store::persist::disk::sim::SimDisk;
+use xstreams_core::store::persist::{Disk, Fsync};
 use xstreams_fuzz::sim::fresh_dir;
 use xstreams_server::resp::encode_command;
 use xstreams_server::{start, ServerConfig, ServerHandle};

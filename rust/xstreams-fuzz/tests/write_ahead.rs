@@ -15,9 +15,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use xstreams_core::batch::{Col, XaddRows};
-use xstreams_core::persist::disk::sim::{SimDisk, Tear};
-use xstreams_core::persist::{Fsync, Options};
+use xstreams_core::interop::batch::{Col, XaddRows};
+use xstreams_core::store::persist::disk::sim::{SimDisk, Tear};
+use xstreams_core::store::persist::{Fsync, Options};
 use xstreams_core::{Config, Reply, Store};
 
 /// Rows of the step: with a 200-byte value each, about 10 MB of log (several chunks).
@@ -78,7 +78,7 @@ fn run_step(
     };
     let after = disk.ops();
     if let Err(e) = &res {
-        assert!(e.starts_with("MISCONF"), "{e}");
+        assert!(e.line().starts_with("MISCONF"), "{e}");
     }
     (store, before, after, res.is_ok())
 }

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 use xstreams_core::command::{args as cmd_args, typed_write, xackdel_typed, XackdelArgs};
-use xstreams_core::stream::{DeleteOutcome, RefPolicy};
+use xstreams_core::structures::stream::{DeleteOutcome, RefPolicy};
 use xstreams_core::Reply;
 
 use crate::client::{

@@ -21,7 +21,7 @@ use xstreams_core::command::{
     args as cmd_args, read_typed, typed_write, xack_typed, xadd_typed, Ctx, ReadArgs, XaddArgs,
 };
 use xstreams_core::error::CmdError;
-use xstreams_core::read::ReadSink;
+use xstreams_core::structures::read::ReadSink;
 use xstreams_core::StreamId;
 
 use crate::client::{

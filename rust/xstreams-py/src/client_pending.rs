@@ -12,7 +12,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use xstreams_core::command::{args as cmd_args, xpending_range, xpending_summary};
-use xstreams_core::pel::{PendingRange, PendingRow, PendingSummary};
+use xstreams_core::structures::pel::{PendingRange, PendingRow, PendingSummary};
 use xstreams_core::Reply;
 
 use crate::client::{exact_int, locked, raw, Fast, NativeClient};

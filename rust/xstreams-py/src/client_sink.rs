@@ -20,8 +20,8 @@ use std::cell::Cell;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
-use xstreams_core::node::EntryView;
-use xstreams_core::read::ReadSink;
+use xstreams_core::structures::node::EntryView;
+use xstreams_core::structures::read::ReadSink;
 use xstreams_core::StreamId;
 
 use crate::client::{text, Fast, ReadShape};

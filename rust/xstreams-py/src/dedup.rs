@@ -4,8 +4,8 @@
 //! It reads the whole partition from an iterable of batches, then groups the rows by
 //! producer and sorts each producer's rows by (time, ties, input position) -- the order
 //! the Python reference sorts them in -- and asks
-//! [`xstreams_core::dedup::IdmpDedup`] for each row's XADD IDMP answer. The IID is the IID
-//! column's value, or with IDMPAUTO the hash ([`xstreams_core::idmp::auto_iid`]) of the
+//! [`xstreams_core::interop::dedup::IdmpDedup`] for each row's XADD IDMP answer. The IID is the IID
+//! column's value, or with IDMPAUTO the hash ([`xstreams_core::structures::idmp::auto_iid`]) of the
 //! content columns' field/value pairs (values as text the way `xadd_batch` converts
 //! them, nulls left out). The ties are the IID, an order column or the content columns.
 //! The input batches come back as they are (no copy of their columns), with the answer
@@ -30,8 +30,8 @@ use arrow_schema::{DataType, Schema};
 use hashbrown::HashMap;
 use pyo3::prelude::*;
 use pyo3_arrow::PyRecordBatch;
-use xstreams_core::dedup::IdmpDedup;
-use xstreams_core::idmp::auto_iid;
+use xstreams_core::interop::dedup::IdmpDedup;
+use xstreams_core::structures::idmp::auto_iid;
 
 use crate::arrow::{prepare, times_ms, value_err, values_across, Src};
 use crate::dedup_output::{answer_columns, no_output, output, Answers, DedupOutput};

@@ -4,8 +4,8 @@
 //! order (float16, uint64, decimals..., among the content columns of IDMPAUTO too).
 //! Python sorts the partition (Arrow's sort, the same one the store path uses) and this
 //! kernel answers each row in that order with
-//! [`xstreams_core::dedup::IdmpDedup`], as `Store.xadd_batch` would have: the IID is the
-//! IID column's value, or the IDMPAUTO hash ([`xstreams_core::idmp::auto_iid`]) of the
+//! [`xstreams_core::interop::dedup::IdmpDedup`], as `Store.xadd_batch` would have: the IID is the
+//! IID column's value, or the IDMPAUTO hash ([`xstreams_core::structures::idmp::auto_iid`]) of the
 //! content columns' field/value pairs, values converted to text as `xadd_batch` converts
 //! them and nulls left out. The rows come back in the sorted order, with the answer
 //! columns appended.
@@ -17,7 +17,7 @@
 
 use hashbrown::HashSet;
 use pyo3::prelude::*;
-use xstreams_core::dedup::IdmpDedup;
+use xstreams_core::interop::dedup::IdmpDedup;
 
 use crate::arrow::{prepare, times_ms, values_across, Src};
 use crate::dedup::{auto_iids, byte_values, column, read_partition, IidFrom, Partition};

@@ -1,15 +1,15 @@
 //! `inspect_store(path)` and `key_internals(store, key, db)`: the core's store inspector
-//! (`xstreams_core::persist::inspect`) as plain Python values, for `xstreams check` and
+//! (`xstreams_core::store::persist::inspect`) as plain Python values, for `xstreams check` and
 //! `xstreams dump`. Conversion only.
 
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
-use xstreams_core::persist::inspect::{
+use xstreams_core::store::persist::inspect::{
     self, FileKind, FileReport, Inspection, LogSummary, Problem, SnapshotSummary, Summary,
 };
-use xstreams_core::persist::snapshot::tag_name;
+use xstreams_core::store::persist::snapshot::tag_name;
 
 use crate::errors::persist_err;
 use crate::store::{guarded, Store};
@@ -93,13 +93,13 @@ fn inspection<'py>(py: Python<'py>, r: &Inspection) -> PyResult<Bound<'py, PyDic
         "snapshot",
         files
             .and_then(|m| m.base)
-            .map(xstreams_core::persist::snapshot_name),
+            .map(xstreams_core::store::persist::snapshot_name),
     )?;
     let logs: Vec<String> = files
         .map(|m| {
             m.incr
                 .iter()
-                .map(|&i| xstreams_core::persist::log_name(i))
+                .map(|&i| xstreams_core::store::persist::log_name(i))
                 .collect()
         })
         .unwrap_or_default();

@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use xstreams_core::command::RestoreArgs;
-use xstreams_core::rdb::file;
+use xstreams_core::keyspace::rdb::file;
 
 use crate::errors::reply_err;
 use crate::store::{guarded, Store};
@@ -35,11 +35,10 @@ pub fn rdb_import<'py>(
         let mut failure = None;
         let mut keys = 0u64;
         let summary = file::read_file(&buf, |k| {
-            if k.db as usize >= xstreams_core::db::NUM_DBS {
-                return Err(xstreams_core::rdb::codec::Malformed::new(format!(
-                    "database {} out of range",
-                    k.db
-                )));
+            if k.db as usize >= xstreams_core::keyspace::db::NUM_DBS {
+                return Err(xstreams_core::keyspace::rdb::codec::Malformed::new(
+                    format!("database {} out of range", k.db),
+                ));
             }
             let payload = file::payload_of(k.ty, k.body);
             let args = RestoreArgs {
@@ -56,7 +55,9 @@ pub fn rdb_import<'py>(
                         String::from_utf8_lossy(&k.key),
                         k.db
                     ));
-                    Err(xstreams_core::rdb::codec::Malformed::new("stopped"))
+                    Err(xstreams_core::keyspace::rdb::codec::Malformed::new(
+                        "stopped",
+                    ))
                 }
                 Ok(()) => {
                     keys += 1;
@@ -71,7 +72,7 @@ pub fn rdb_import<'py>(
             (Ok(s), None) => core
                 .settle()
                 .map(|()| (keys, s))
-                .map_err(|e| ImportFailure::Key(e.0)),
+                .map_err(|e| ImportFailure::Key(e.into_line())),
         }
     })?;
     let (keys, summary) = match res {

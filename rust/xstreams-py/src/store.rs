@@ -10,12 +10,12 @@ use std::time::Duration;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
-use xstreams_core::persist::{Fsync, LoadReport, Options};
+use xstreams_core::store::persist::{Fsync, LoadReport, Options};
 use xstreams_core::store::Step;
 use xstreams_core::{Config, Reply};
 
 use crate::convert::{arg_bytes, reply_to_py};
-use crate::errors::{internal_err, persist_err, reply_err};
+use crate::errors::{cmd_err, internal_err, persist_err, reply_err};
 use crate::watch::Watch;
 
 /// How long a blocked read sleeps between checks for Python signals (Ctrl-C).
@@ -348,7 +348,7 @@ impl Store {
             drop(guards);
             store.settle().map(|()| replies)
         })?
-        .map_err(|e| reply_err(py, &e.0))?;
+        .map_err(|e| cmd_err(py, &e))?;
         let Some(replies) = replies else {
             return Ok(py.None());
         };
@@ -388,13 +388,13 @@ impl Store {
     #[pyo3(signature = (*keys, db=0))]
     fn watch(&self, py: Python<'_>, keys: &Bound<'_, PyTuple>, db: usize) -> PyResult<Watch> {
         if keys.is_empty() {
-            return Err(reply_err(py, &xstreams_core::CmdError::arity("watch").0));
+            return Err(cmd_err(py, &xstreams_core::CmdError::arity("watch")));
         }
         let items: Vec<Bound<'_, PyAny>> = keys.iter().collect();
         let owned = collect_args(py, items.iter())?;
         let refs: Vec<&[u8]> = owned.iter().map(|c| c.as_ref()).collect();
         let store = &self.inner;
-        let w = guarded(py, || store.watch(db, &refs))?.map_err(|e| reply_err(py, &e.0))?;
+        let w = guarded(py, || store.watch(db, &refs))?.map_err(|e| cmd_err(py, &e))?;
         Ok(Watch::new(w, db))
     }
 
@@ -463,7 +463,7 @@ impl Store {
             store.sweep();
             store.settle()
         })?
-        .map_err(|e| reply_err(py, &e.0))
+        .map_err(|e| cmd_err(py, &e))
     }
 
     /// Close the store: blocked readers wake with an error; later commands fail.
@@ -497,7 +497,7 @@ pub fn command_names() -> Vec<&'static str> {
 #[pyfunction]
 pub fn auto_iid<'py>(py: Python<'py>, pairs: Vec<Vec<u8>>) -> Bound<'py, PyBytes> {
     let refs: Vec<&[u8]> = pairs.iter().map(|p| p.as_slice()).collect();
-    PyBytes::new(py, &xstreams_core::idmp::auto_iid(&refs))
+    PyBytes::new(py, &xstreams_core::structures::idmp::auto_iid(&refs))
 }
 
 /// The physical limit of XADD (`xstreams_core::limit::xadd_loop`): ``n`` typed XADDs of
@@ -519,5 +519,5 @@ pub fn _xadd_loop(
         xstreams_core::limit::xadd_loop(core, db, key, size, off, n)?;
         core.settle()
     })?
-    .map_err(|e| reply_err(py, &e.0))
+    .map_err(|e| cmd_err(py, &e))
 }

@@ -1,5 +1,5 @@
 //! The `Watch` Python class: the keys a caller WATCHes on a store (see
-//! `xstreams_core::watch`), passed to `Store.execute_many(..., watch=...)`.
+//! `xstreams_core::keyspace::watch`), passed to `Store.execute_many(..., watch=...)`.
 
 use std::sync::{Mutex, MutexGuard};
 

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use xstreams_core::persist::Fsync;
+use xstreams_core::store::persist::Fsync;
 
 use crate::conffile::{self, Directive};
 use crate::config::{DebugAccess, ServerConfig, TlsAuthClients, TlsConfig, DYNAMIC_OPTIONS};
@@ -279,7 +279,7 @@ fn apply_one(
             }
             cfg.dynamic_config.push((n.to_string(), values.join(" ")));
         }
-        n if xstreams_core::config::CONFIG_NAMES.contains(&n) => {
+        n if xstreams_core::base::config::CONFIG_NAMES.contains(&n) => {
             let v = one(values)?;
             xstreams_core::Config::default()
                 .set(n, &v)

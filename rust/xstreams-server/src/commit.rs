@@ -8,7 +8,7 @@
 use std::sync::{Arc, Condvar, Mutex};
 
 use tokio::sync::watch;
-use xstreams_core::persist::PersistError;
+use xstreams_core::store::persist::PersistError;
 use xstreams_core::store::LogWrites;
 use xstreams_core::Store;
 

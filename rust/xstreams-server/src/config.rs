@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use xstreams_core::persist::{Disk, Fsync};
+use xstreams_core::store::persist::{Disk, Fsync};
 
 /// Who may run `DEBUG` (redis-server's `enable-debug-command`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,7 +82,7 @@ impl Default for ServerConfig {
             appendfsync: Fsync::EverySec,
             requirepass: None,
             protected_mode: true,
-            databases: xstreams_core::db::NUM_DBS,
+            databases: xstreams_core::keyspace::db::NUM_DBS,
             maxclients: 10000,
             enable_debug_command: DebugAccess::No,
             store_config: Vec::new(),

@@ -21,7 +21,7 @@ use xstreams_core::store::{Step, EXECABORT};
 use xstreams_core::Reply;
 
 use xstreams_core::command::table::{self, Flags, Scope, ServerCmd as Srv};
-use xstreams_core::memory;
+use xstreams_core::keyspace::memory;
 
 use crate::admin;
 use crate::errors;
@@ -50,7 +50,7 @@ impl Session {
                     return Flow::Close;
                 }
                 self.count_rejected(slot);
-                self.reject(out, &e.0);
+                self.reject(out, e.line());
                 return Flow::Next;
             }
         };

@@ -37,4 +37,4 @@ pub use config::{DebugAccess, ServerConfig, ServerError, TlsAuthClients, TlsConf
 pub use server::{start, ServerHandle};
 
 /// The Redis version the server reports (the semantics it implements).
-pub use xstreams_core::info::REDIS_VERSION;
+pub use xstreams_core::keyspace::info::REDIS_VERSION;

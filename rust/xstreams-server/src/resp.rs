@@ -18,7 +18,7 @@
 //!   a protocol error;
 //! - a multibulk count `<= 0` is an empty request (skipped without a reply).
 
-use xstreams_core::num::string2ll;
+use xstreams_core::base::num::string2ll;
 
 /// Longest inline request, and longest unterminated count or length line
 /// (`PROTO_INLINE_MAX_SIZE`).

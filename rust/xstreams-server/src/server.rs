@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Notify};
 use tokio_rustls::TlsAcceptor;
-use xstreams_core::persist::{Fsync, Options};
+use xstreams_core::store::persist::{Fsync, Options};
 use xstreams_core::{Config, Store};
 
 use crate::admin::config_set;
@@ -231,10 +231,10 @@ fn bind_port(cfg: &ServerConfig, port: u16) -> Result<Vec<StdListener>, ServerEr
 
 /// Start a server: open the store, bind, and serve on a background thread.
 pub fn start(cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
-    if cfg.databases == 0 || cfg.databases > xstreams_core::db::NUM_DBS {
+    if cfg.databases == 0 || cfg.databases > xstreams_core::keyspace::db::NUM_DBS {
         return Err(ServerError(format!(
             "databases must be between 1 and {} (the number of databases of an xstreams store)",
-            xstreams_core::db::NUM_DBS
+            xstreams_core::keyspace::db::NUM_DBS
         )));
     }
     check_protected(&cfg)?;
@@ -256,7 +256,7 @@ pub fn start(cfg: ServerConfig) -> Result<ServerHandle, ServerError> {
         .build()
         .map_err(|e| ServerError(format!("cannot start the event loop: {e}")))?;
     let (tx, _rx) = watch::channel(false);
-    let now_ms = xstreams_core::clock::system_now_ms();
+    let now_ms = xstreams_core::base::clock::system_now_ms();
     let commit = match (&cfg.dir, cfg.appendfsync) {
         (Some(_), Fsync::Always) => Some(
             Committer::start(store.clone())

@@ -1,14 +1,14 @@
 //! INFO and CONFIG as the embedded store answers them. The RESP server answers both
 //! itself with more (connections, its own parameters), through the same builders:
-//! [`crate::info`] for INFO's sections, [`crate::config::matching`] and
-//! [`crate::config::check_set_names`] for CONFIG GET/SET.
+//! [`crate::keyspace::info`] for INFO's sections, [`crate::base::config::matching`] and
+//! [`crate::base::config::check_set_names`] for CONFIG GET/SET.
 
 use super::xgroup::help_reply;
 use super::Ctx;
-use crate::config;
+use crate::base::config;
+use crate::command::reply::Reply;
 use crate::error::{CmdError, CmdResult};
-use crate::info::{self, Wanted};
-use crate::reply::Reply;
+use crate::keyspace::info::{self, Wanted};
 
 /// INFO [section ...]: the sections the store can fill (see [`info::store_info`]), as a
 /// bulk string (RESP3 clients get the same text: redis-py strips a verbatim string's

@@ -1,18 +1,18 @@
 //! Argument parsers shared by the commands, each failing with redis-server's error.
 
+use crate::base::num::string2ll;
 use crate::error::{CmdError, CmdResult};
-use crate::id::{parse_id, parse_interval_id, StreamId};
-use crate::num::string2ll;
+use crate::structures::id::{parse_id, parse_interval_id, StreamId};
 
 /// Case-insensitive comparison of an argument with an ASCII keyword, as Redis's
 /// `strcasecmp` on the argument as a C string (up to its first NUL byte).
 pub fn is(arg: &[u8], kw: &str) -> bool {
-    crate::num::c_str(arg).eq_ignore_ascii_case(kw.as_bytes())
+    crate::base::num::c_str(arg).eq_ignore_ascii_case(kw.as_bytes())
 }
 
 /// Exact comparison of an argument, as a C string, with a literal (`strcmp`).
 pub fn eq(arg: &[u8], lit: &str) -> bool {
-    crate::num::c_str(arg) == lit.as_bytes()
+    crate::base::num::c_str(arg) == lit.as_bytes()
 }
 
 /// `getLongLongFromObjectOrReply`: an i64 or "value is not an integer or out of range".

@@ -1,10 +1,10 @@
-//! DUMP and RESTORE: a key's value in Redis's serialization (see [`crate::rdb`]).
+//! DUMP and RESTORE: a key's value in Redis's serialization (see [`crate::keyspace::rdb`]).
 
 use super::args::{int, is};
 use super::Ctx;
+use crate::command::reply::Reply;
 use crate::error::{CmdError, CmdResult};
-use crate::rdb::{self, RestoreError};
-use crate::reply::Reply;
+use crate::keyspace::rdb::{self, RestoreError};
 
 /// `DUMP key`
 pub fn dump(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
@@ -133,7 +133,7 @@ pub fn restore_typed(ctx: &mut Ctx<'_>, a: &RestoreArgs<'_>) -> CmdResult<()> {
         }
         return Ok(());
     }
-    let tracked = matches!(&value, crate::db::Value::Stream(s) if s.idmp.is_tracked());
+    let tracked = matches!(&value, crate::keyspace::db::Value::Stream(s) if s.idmp.is_tracked());
     ctx.db().set(key, value, (ttl != 0).then_some(ttl));
     if tracked {
         ctx.track_idmp(key);

@@ -7,8 +7,8 @@
 
 use super::args::int;
 use super::Ctx;
+use crate::command::reply::Reply;
 use crate::error::{CmdError, CmdResult};
-use crate::reply::Reply;
 
 /// Which condition an expiry must meet (redis-server's `EXPIRE_NX` ... flags).
 #[derive(Default)]
@@ -23,7 +23,7 @@ struct Cond {
 fn parse_cond(args: &[&[u8]]) -> CmdResult<Cond> {
     let mut c = Cond::default();
     for opt in &args[3..] {
-        let name = crate::num::c_str(opt);
+        let name = crate::base::num::c_str(opt);
         if name.eq_ignore_ascii_case(b"nx") {
             c.nx = true;
         } else if name.eq_ignore_ascii_case(b"xx") {

@@ -3,10 +3,10 @@
 
 use super::args::{int, is};
 use super::Ctx;
-use crate::db::{glob_match, KeyEntry, Value};
+use crate::base::num::string2ull;
+use crate::command::reply::Reply;
 use crate::error::{CmdError, CmdResult};
-use crate::num::string2ull;
-use crate::reply::Reply;
+use crate::keyspace::db::{glob_match, KeyEntry, Value};
 
 pub fn del(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let mut n = 0;
@@ -81,7 +81,7 @@ pub fn scan(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
             };
             i += 2;
         } else if is(args[i], "type") && more >= 2 {
-            type_name = Some(crate::num::c_str(args[i + 1]));
+            type_name = Some(crate::base::num::c_str(args[i + 1]));
             i += 2;
         } else if is(args[i], "novalues") {
             return Err(CmdError::err("NOVALUES option can only be used in HSCAN"));
@@ -185,7 +185,7 @@ struct SetOpts {
 
 fn exact(arg: &[u8], kw: &str) -> bool {
     // Redis compares option names as C strings (up to the first NUL byte).
-    crate::num::c_str(arg).eq_ignore_ascii_case(kw.as_bytes())
+    crate::base::num::c_str(arg).eq_ignore_ascii_case(kw.as_bytes())
 }
 
 pub fn set(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
@@ -319,7 +319,7 @@ fn db_index(arg: &[u8], msg: Option<&'static str>) -> CmdResult<i64> {
             CmdError::err("value is out of range, value must between -2147483648 and 2147483647")
         }
     };
-    let v = crate::num::string2ll(arg).ok_or_else(|| fail(false))?;
+    let v = crate::base::num::string2ll(arg).ok_or_else(|| fail(false))?;
     if i32::try_from(v).is_err() {
         return Err(fail(true));
     }
@@ -327,7 +327,7 @@ fn db_index(arg: &[u8], msg: Option<&'static str>) -> CmdResult<i64> {
 }
 
 fn check_db(id: i64) -> CmdResult<usize> {
-    if id < 0 || id as usize >= crate::db::NUM_DBS {
+    if id < 0 || id as usize >= crate::keyspace::db::NUM_DBS {
         Err(CmdError::err("DB index is out of range"))
     } else {
         Ok(id as usize)

@@ -5,13 +5,13 @@
 //! Each handler parses its arguments into typed arguments with the shared parsers in
 //! [`args`] (checking arguments and keys in the same order as redis-server, because the
 //! first failing check decides which error the client sees), calls the command's one
-//! implementation, and builds the [`Reply`] from its typed outcome (in [`crate::reply`]).
+//! implementation, and builds the [`Reply`] from its typed outcome (in [`crate::command::reply`]).
 //! The typed implementations are public (`xadd_typed`, `read_typed`,
 //! `read_typed_or_block`, `xclaim_typed`, `xautoclaim_typed`, `xack_typed`,
 //! `xackdel_typed`, `xnack_typed`, `xpending_summary`, `xpending_range`): [`crate::Store`]'s typed API runs
 //! each as one command, with [`typed_write`] standing in for the table's write refusal and
 //! the command's own log record. Group delivery, claiming and NACKs are the group types'
-//! ([`crate::pel`]); what they change is logged here (`propagate_pel_events`).
+//! ([`crate::structures::pel`]); what they change is logged here (`propagate_pel_events`).
 
 mod admin;
 pub mod args;
@@ -19,6 +19,7 @@ mod dump;
 mod expire;
 mod keyspace;
 mod record;
+pub mod reply;
 mod xack;
 mod xadd;
 mod xclaim;
@@ -41,10 +42,10 @@ pub use xclaim::{xautoclaim_typed, xclaim_typed};
 pub use xpending::{xpending_range, xpending_summary};
 pub use xread::{read_typed, read_typed_or_block, OwnedReadArgs, ReadArgs};
 
-use crate::db::{Db, KeyEntry, Keyspace, Value};
+use crate::command::reply::Reply;
 use crate::error::{CmdError, CmdResult};
-use crate::reply::Reply;
-use crate::stream::Stream;
+use crate::keyspace::db::{Db, KeyEntry, Keyspace, Value};
+use crate::structures::stream::Stream;
 
 /// A request to block the caller until one of `keys` is signaled or the timeout expires;
 /// then the command (`args`, possibly rewritten, e.g. `$` replaced by the last ID) runs
@@ -106,7 +107,7 @@ pub struct Ctx<'a> {
     /// that could not be written).
     pub reject_writes: Option<CmdError>,
     /// What the store knows of itself beyond the keyspace (INFO).
-    pub facts: crate::info::StoreFacts,
+    pub facts: crate::keyspace::info::StoreFacts,
 }
 
 impl<'a> Ctx<'a> {
@@ -126,7 +127,7 @@ impl<'a> Ctx<'a> {
             prop: None,
             replaying: false,
             reject_writes: None,
-            facts: crate::info::StoreFacts::default(),
+            facts: crate::keyspace::info::StoreFacts::default(),
         }
     }
 
@@ -155,7 +156,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// `key` was modified as redis-server's `keyModified(..., signal=1)` says: its
-    /// watchers see it now, with the key's current existence (see [`crate::watch`]), so
+    /// watchers see it now, with the key's current existence (see [`crate::keyspace::watch`]), so
     /// call it right after the change.
     pub fn touch(&mut self, key: &[u8]) {
         self.touch_in(self.db, key);
@@ -181,7 +182,7 @@ impl<'a> Ctx<'a> {
     pub fn stream_and_config(
         &mut self,
         key: &[u8],
-    ) -> CmdResult<Option<(&crate::config::Config, &mut Stream)>> {
+    ) -> CmdResult<Option<(&crate::base::config::Config, &mut Stream)>> {
         // `Ctx::lookup`, split so that the configuration can be borrowed beside the key.
         let now = self.now;
         if self.ks.dbs[self.db].expire_if_needed(key, now) {
@@ -307,11 +308,11 @@ pub(crate) fn xclaim_record(
     key: &[u8],
     group: &[u8],
     consumer: &[u8],
-    id: crate::id::StreamId,
+    id: crate::structures::id::StreamId,
     time: i64,
     count: u64,
     force: bool,
-    last_id: crate::id::StreamId,
+    last_id: crate::structures::id::StreamId,
 ) -> Vec<Vec<u8>> {
     let mut v = vec![
         b"XCLAIM".to_vec(),
@@ -342,10 +343,10 @@ pub(crate) fn propagate_pel_events(
     key: &[u8],
     group: &[u8],
     consumer: &[u8],
-    events: &[crate::pel::PelEvent],
-    last_id: crate::id::StreamId,
+    events: &[crate::structures::pel::PelEvent],
+    last_id: crate::structures::id::StreamId,
 ) {
-    use crate::pel::PelEvent;
+    use crate::structures::pel::PelEvent;
     for ev in events {
         match *ev {
             PelEvent::Dropped(id) => {
@@ -373,7 +374,7 @@ pub(crate) fn propagate_pel_events(
 pub(crate) fn setid_record(
     key: &[u8],
     group: &[u8],
-    id: crate::id::StreamId,
+    id: crate::structures::id::StreamId,
     entries_read: i64,
 ) -> Vec<Vec<u8>> {
     vec![
@@ -427,7 +428,7 @@ pub fn try_execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Outcome> {
     }
     if resolved.spec.flags.has(Flags::DENYOOM)
         && !ctx.replaying
-        && crate::memory::over_maxmemory(ctx.ks)
+        && crate::keyspace::memory::over_maxmemory(ctx.ks)
     {
         return Err(CmdError::oom());
     }
@@ -488,7 +489,7 @@ pub(crate) fn check_write(ctx: &mut Ctx<'_>) -> CmdResult<()> {
     if let Some(e) = &ctx.reject_writes {
         return Err(e.clone());
     }
-    if !ctx.replaying && crate::memory::over_maxmemory(ctx.ks) {
+    if !ctx.replaying && crate::keyspace::memory::over_maxmemory(ctx.ks) {
         return Err(CmdError::oom());
     }
     Ok(())

@@ -24,14 +24,12 @@ pub enum LogRecord {
         group: Vec<u8>,
         value: i64,
     },
-    /// An IDMP producer left empty by a failed XADD (a failed command is not logged).
-    EmptyProducer { key: Vec<u8>, pid: Vec<u8> },
     /// A delivery appended at the tail of the pending list while the clock was behind
     /// it: the XCLAIM replaying it inserts by time, so the record moves it back.
     PelToTail {
         key: Vec<u8>,
         group: Vec<u8>,
-        id: crate::id::StreamId,
+        id: crate::structures::id::StreamId,
     },
     /// A setting changed by CONFIG SET, in force for the commands that follow.
     Config { name: String, value: String },

@@ -1,6 +1,6 @@
 //! Unit tests of command behaviour (the differential suite compares with redis-server).
 
-use crate::reply::Reply;
+use crate::command::reply::Reply;
 use crate::store::Store;
 
 fn run(s: &Store, cmd: &str) -> Reply {

@@ -1,15 +1,15 @@
 //! XACK, XACKDEL and XNACK: arguments parsed here, the PEL changed by the group
-//! ([`crate::pel`]).
+//! ([`crate::structures::pel`]).
 
 use super::args::{int, is, strict_id};
 use super::xrange::{delete_with_policy, parse_ackdel, parse_ids};
 use super::Ctx;
+use crate::base::num::string2ll;
+use crate::command::reply::Reply;
 use crate::error::{CmdError, CmdResult};
-use crate::id::StreamId;
-use crate::num::string2ll;
-use crate::pel::{NackArgs, NackMode};
-use crate::reply::Reply;
-use crate::stream::{DeleteOutcome, RefPolicy};
+use crate::structures::id::StreamId;
+use crate::structures::pel::{NackArgs, NackMode};
+use crate::structures::stream::{DeleteOutcome, RefPolicy};
 
 /// `XACK key group id [id ...]`
 pub fn xack(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {

@@ -3,11 +3,11 @@
 
 use super::args::{eq, int, is};
 use super::{encode_arg, encode_header, Ctx, LogRecord};
+use crate::command::reply::Reply;
 use crate::error::{CmdError, CmdResult};
-use crate::id::{parse_id, IdText, StreamId};
-use crate::idmp::auto_iid;
-use crate::reply::Reply;
-use crate::stream::{AppendError, RefPolicy, TrimArgs, TrimStrategy};
+use crate::structures::id::{parse_id, IdText, StreamId};
+use crate::structures::idmp::auto_iid;
+use crate::structures::stream::{AppendError, RefPolicy, TrimArgs, TrimStrategy};
 
 /// Parsed options of XADD / XTRIM.
 #[derive(Clone, Debug, Default)]
@@ -410,13 +410,11 @@ fn execute(ctx: &mut Ctx<'_>, a: &XaddArgs<'_>) -> CmdResult<Option<Executed>> {
     let id = match appended {
         Ok(id) => id,
         Err(e) => {
-            if new_producer {
-                // redis-server keeps the producer it created before failing.
-                let pid = a.idmp.map(|p| p.0.to_vec()).unwrap_or_default();
-                ctx.propagate_record(LogRecord::EmptyProducer {
-                    key: key.to_vec(),
-                    pid,
-                });
+            if let (true, Some((pid, _))) = (new_producer, a.idmp) {
+                // A failed XADD leaves no producer it created: redis-server 8.8 keeps it
+                // on a key its expiry never visits, so nothing frees it (upstream issue
+                // #15840, docs/differences.md "idmp-failed-producer").
+                s.idmp.remove_empty_producer(pid);
             }
             return Err(e);
         }
@@ -504,7 +502,7 @@ pub fn xadd_typed(ctx: &mut Ctx<'_>, a: &XaddArgs<'_>) -> CmdResult<Option<XaddO
 /// length left; MINID: the first ID still accounted, deleted or not), as redis-server
 /// rewrites it. Approximate trims with DELREF/ACKED work entry by entry within a limit
 /// and have no exact equivalent: they are logged as given and replayed with their limit.
-fn trim_threshold(s: &crate::stream::Stream, t: &TrimArgs) -> Vec<u8> {
+fn trim_threshold(s: &crate::structures::stream::Stream, t: &TrimArgs) -> Vec<u8> {
     match t.strategy {
         TrimStrategy::MaxLen(_) => s.length.to_string().into_bytes(),
         TrimStrategy::MinId(_) => s.first_id_with_tombstones().to_bytes(),

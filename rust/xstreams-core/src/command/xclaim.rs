@@ -1,15 +1,17 @@
 //! XCLAIM and XAUTOCLAIM: argument parsing into [`ClaimArgs`] / [`AutoclaimArgs`], the
-//! group lookup, the claim itself ([`crate::pel`]), its log records, and the reply built
+//! group lookup, the claim itself ([`crate::structures::pel`]), its log records, and the reply built
 //! from the outcome.
 
 use super::args::{int_or, is, range_start, strict_id};
 use super::{propagate_pel_events, setid_record, Ctx, LogRecord};
+use crate::base::num::string2ll;
+use crate::command::reply::Reply;
 use crate::error::{CmdError, CmdResult};
-use crate::id::parse_id;
-use crate::num::string2ll;
-use crate::pel::{AutoclaimArgs, AutoclaimOutcome, ClaimArgs, ClaimDelivery, ClaimOutcome};
-use crate::reply::Reply;
-use crate::stream::GroupIdx;
+use crate::structures::id::parse_id;
+use crate::structures::pel::{
+    AutoclaimArgs, AutoclaimOutcome, ClaimArgs, ClaimDelivery, ClaimOutcome,
+};
+use crate::structures::stream::GroupIdx;
 
 /// Largest XAUTOCLAIM COUNT (redis-server's bound, so COUNT * attempts cannot overflow).
 const AUTOCLAIM_MAX_COUNT: u64 = (i64::MAX / 16) as u64;

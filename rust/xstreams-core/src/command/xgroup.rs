@@ -2,10 +2,10 @@
 
 use super::args::{eq, id_or_special, int, is, strict_id};
 use super::Ctx;
+use crate::command::reply::Reply;
 use crate::error::{CmdError, CmdResult};
-use crate::group::INVALID_ENTRIES_READ;
-use crate::id::StreamId;
-use crate::reply::Reply;
+use crate::structures::group::INVALID_ENTRIES_READ;
+use crate::structures::id::StreamId;
 
 /// Help reply of a container command: a heading, the given lines, and the HELP footer.
 pub fn help_reply(container_upper: &str, lines: &[&'static str]) -> Reply {

@@ -3,9 +3,11 @@
 
 use super::args::{int, is, strict_id};
 use super::Ctx;
-use crate::config::{IDMP_MAX_DURATION, IDMP_MAX_MAXSIZE, IDMP_MIN_DURATION, IDMP_MIN_MAXSIZE};
+use crate::base::config::{
+    IDMP_MAX_DURATION, IDMP_MAX_MAXSIZE, IDMP_MIN_DURATION, IDMP_MIN_MAXSIZE,
+};
+use crate::command::reply::{map, Reply};
 use crate::error::{CmdError, CmdResult};
-use crate::reply::{map, Reply};
 
 struct CfgNames {
     duration: &'static str,

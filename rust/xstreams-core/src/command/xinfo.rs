@@ -3,12 +3,12 @@
 use super::args::{int, is};
 use super::xgroup::help_reply;
 use super::Ctx;
+use crate::command::reply::entry_reply;
+use crate::command::reply::{map, Reply};
 use crate::error::{CmdError, CmdResult};
-use crate::group::{ConsumerGroup, INVALID_ENTRIES_READ};
-use crate::id::StreamId;
-use crate::reply::entry_reply;
-use crate::reply::{map, Reply};
-use crate::stream::Stream;
+use crate::structures::group::{ConsumerGroup, INVALID_ENTRIES_READ};
+use crate::structures::id::StreamId;
+use crate::structures::stream::Stream;
 
 const XINFO_HELP: &[&str] = &[
     "CONSUMERS <key> <groupname>",

@@ -1,12 +1,12 @@
 //! XPENDING: the summary form and the extended form (IDLE, range, count, consumer),
-//! parsed here, answered by the group ([`crate::pel`]), the reply built from the outcome.
+//! parsed here, answered by the group ([`crate::structures::pel`]), the reply built from the outcome.
 
 use super::args::{int, is, range_end, range_start};
 use super::Ctx;
+use crate::command::reply::Reply;
 use crate::error::{CmdError, CmdResult};
-use crate::group::ConsumerGroup;
-use crate::pel::{PendingRange, PendingRow, PendingSummary};
-use crate::reply::Reply;
+use crate::structures::group::ConsumerGroup;
+use crate::structures::pel::{PendingRange, PendingRow, PendingSummary};
 
 /// `XPENDING key group [[IDLE min-idle-time] start end count [consumer]]`
 pub fn xpending(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {

@@ -2,12 +2,12 @@
 
 use super::args::{int, is, range_end, range_start, strict_id};
 use super::Ctx;
+use crate::base::num::string2ll;
+use crate::command::reply::entry_reply;
+use crate::command::reply::Reply;
 use crate::error::{CmdError, CmdResult};
-use crate::id::StreamId;
-use crate::num::string2ll;
-use crate::reply::entry_reply;
-use crate::reply::Reply;
-use crate::stream::{DeleteOutcome, RefPolicy, Stream};
+use crate::structures::id::StreamId;
+use crate::structures::stream::{DeleteOutcome, RefPolicy, Stream};
 
 fn xrange_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], rev: bool) -> CmdResult<Reply> {
     let (start_arg, end_arg) = if rev {

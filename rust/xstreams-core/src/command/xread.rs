@@ -3,19 +3,19 @@
 //!
 //! Layers: [`parse`] (argument vector -> [`ReadArgs`]), [`resolve`] (keys, groups and
 //! IDs, with the errors in redis-server's order), [`serve`] (the entries of each stream
-//! into a [`ReadSink`]; delivery to a consumer is the group's ([`crate::pel`]), its
+//! into a [`ReadSink`]; delivery to a consumer is the group's ([`crate::structures::pel`]), its
 //! propagation is here), then the reply or the block request ([`xread`]) or the typed
 //! batch ([`read_typed`]).
 
 use super::args::{block_timeout, eq, int, int_or, is, strict_id};
 use super::{propagate_pel_events, setid_record, BlockRequest, Ctx, LogRecord};
+use crate::command::reply::{Reply, ReplySink};
 use crate::error::{CmdError, CmdResult};
-use crate::group::ConsumerIdx;
-use crate::id::StreamId;
-use crate::pel::{Delivery, GroupRead, PelEvent};
-use crate::read::{Budget, ReadSink};
-use crate::reply::{Reply, ReplySink};
-use crate::stream::GroupIdx;
+use crate::structures::group::ConsumerIdx;
+use crate::structures::id::StreamId;
+use crate::structures::pel::{Delivery, GroupRead, PelEvent};
+use crate::structures::read::{Budget, ReadSink};
+use crate::structures::stream::GroupIdx;
 
 /// Typed arguments of XREAD / XREADGROUP.
 #[derive(Clone, Debug)]
@@ -365,7 +365,7 @@ impl<S: ReadSink> ReadSink for Counted<'_, S> {
         self.streams += 1;
         self.inner.stream(key);
     }
-    fn entry(&mut self, e: &crate::node::EntryView<'_>, delivery: Option<(u64, u64)>) {
+    fn entry(&mut self, e: &crate::structures::node::EntryView<'_>, delivery: Option<(u64, u64)>) {
         self.inner.entry(e, delivery);
     }
     fn missing(&mut self, id: StreamId) {

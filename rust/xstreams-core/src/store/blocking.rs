@@ -5,11 +5,11 @@
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+use crate::command::reply::Reply;
 use crate::command::{self, BlockRequest, Outcome, OwnedReadArgs, ReadArgs};
-use crate::db::{Value, NUM_DBS};
-use crate::entries::Entries;
 use crate::error::CmdError;
-use crate::reply::Reply;
+use crate::keyspace::db::{Value, NUM_DBS};
+use crate::structures::entries::Entries;
 
 use super::{Shared, State, Store, CLOSED_ERROR};
 
@@ -322,7 +322,7 @@ impl Store {
         }
         let mut st = self.shared.state.lock();
         if st.closed {
-            return ReadStep::Done(Err(CmdError::coded(CLOSED_ERROR)));
+            return ReadStep::Done(Err(CmdError::closed()));
         }
         let mut out = Entries::new();
         let (r, sig, failed) = Self::run_with(&mut st, db, 2, false, |ctx| {
@@ -348,7 +348,7 @@ impl Store {
             Waited::Served(Served::Entries(r)) => ReadStep::Done(*r),
             Waited::Served(Served::Reply(_)) => unreachable!("a typed read is served entries"),
             Waited::TimedOut => ReadStep::Done(Ok(Entries::new())),
-            Waited::Closed => ReadStep::Done(Err(CmdError::coded(CLOSED_ERROR))),
+            Waited::Closed => ReadStep::Done(Err(CmdError::closed())),
             Waited::Blocked(call) => ReadStep::Blocked(call),
         }
     }
@@ -415,7 +415,7 @@ impl Store {
                     continue;
                 }
                 // Not due on the cron's cadence yet: its next tick.
-                let period = crate::db::EXPIRE_CYCLE_PERIOD_MS;
+                let period = crate::keyspace::db::EXPIRE_CYCLE_PERIOD_MS;
                 expiry_at = Some(now_ms - now_ms.rem_euclid(period) + period);
             }
             if max_wait.is_some_and(|m| now_inst.duration_since(started) >= m) {

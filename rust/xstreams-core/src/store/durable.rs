@@ -6,9 +6,9 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use crate::config::Config;
+use crate::base::config::Config;
 use crate::error::CmdError;
-use crate::persist::{self, Fsync, LoadReport, Options, PersistError};
+use crate::store::persist::{self, Fsync, LoadReport, Options, PersistError};
 
 use super::{Shared, State, Store};
 

@@ -4,14 +4,14 @@
 //! (`command::*_typed`), the same errors, the same log records in a durable store.
 
 use crate::command::{self, Ctx, XackdelArgs};
-use crate::db::NUM_DBS;
 use crate::error::{CmdError, CmdResult};
-use crate::id::StreamId;
-use crate::pel::{
+use crate::keyspace::db::NUM_DBS;
+use crate::structures::id::StreamId;
+use crate::structures::pel::{
     AutoclaimArgs, AutoclaimOutcome, ClaimArgs, ClaimOutcome, NackArgs, PendingRange, PendingRow,
     PendingSummary,
 };
-use crate::stream::DeleteOutcome;
+use crate::structures::stream::DeleteOutcome;
 
 use super::Store;
 
@@ -48,7 +48,7 @@ impl Store {
     ///
     /// ```
     /// use xstreams_core::command::ReadArgs;
-    /// use xstreams_core::pel::PendingRange;
+    /// use xstreams_core::structures::pel::PendingRange;
     /// use xstreams_core::{Store, StreamId};
     ///
     /// let store = Store::default();
@@ -77,7 +77,7 @@ impl Store {
     ///
     /// ```
     /// use xstreams_core::command::ReadArgs;
-    /// use xstreams_core::pel::ClaimArgs;
+    /// use xstreams_core::structures::pel::ClaimArgs;
     /// use xstreams_core::{Store, StreamId};
     ///
     /// let store = Store::default();
@@ -103,7 +103,7 @@ impl Store {
     ///
     /// ```
     /// use xstreams_core::command::ReadArgs;
-    /// use xstreams_core::pel::AutoclaimArgs;
+    /// use xstreams_core::structures::pel::AutoclaimArgs;
     /// use xstreams_core::{Store, StreamId};
     ///
     /// let store = Store::default();
@@ -154,7 +154,7 @@ impl Store {
     ///
     /// ```
     /// use xstreams_core::command::{ReadArgs, XackdelArgs};
-    /// use xstreams_core::stream::{DeleteOutcome, RefPolicy};
+    /// use xstreams_core::structures::stream::{DeleteOutcome, RefPolicy};
     /// use xstreams_core::{Store, StreamId};
     ///
     /// let store = Store::default();
@@ -180,7 +180,7 @@ impl Store {
     ///
     /// ```
     /// use xstreams_core::command::ReadArgs;
-    /// use xstreams_core::pel::{NackArgs, NackMode};
+    /// use xstreams_core::structures::pel::{NackArgs, NackMode};
     /// use xstreams_core::{Store, StreamId};
     ///
     /// let store = Store::default();

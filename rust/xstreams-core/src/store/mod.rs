@@ -9,6 +9,7 @@
 mod blocking;
 mod durable;
 mod groups;
+pub mod persist;
 mod restore;
 mod session;
 mod watching;
@@ -17,12 +18,12 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
+use crate::base::config::Config;
+use crate::command::reply::Reply;
 use crate::command::{self, Ctx, LogRecord, Outcome, Propagation};
-use crate::config::Config;
-use crate::db::{Keyspace, NUM_DBS};
 use crate::error::CmdError;
-use crate::persist::Journal;
-use crate::reply::Reply;
+use crate::keyspace::db::{Keyspace, NUM_DBS};
+use crate::store::persist::Journal;
 
 pub use blocking::{BlockedCall, ReadStep, Step};
 use blocking::{Signals, Waiter};
@@ -180,7 +181,7 @@ impl Store {
         let now = st.ks.command_time();
         let expired = st.ks.cron(now);
         let reject = if st.read_only {
-            Some(CmdError::coded(READ_ONLY_ERROR))
+            Some(CmdError::read_only())
         } else {
             match st.journal.as_mut() {
                 // A stopped log is tried again first (at most every RETRY_EVERY).
@@ -188,7 +189,7 @@ impl Store {
                 _ => None,
             }
         };
-        let facts = crate::info::StoreFacts {
+        let facts = crate::keyspace::info::StoreFacts {
             dirty: st.dirty,
             blocked_clients: st.waiters.len(),
         };
@@ -295,7 +296,7 @@ impl Store {
         let mut st = self.shared.state.lock();
         st.ks.config.set(name, value)?;
         let v = st.ks.config.get(name).unwrap_or_default();
-        let limit = crate::config::LIMIT_NAMES.contains(&name.to_ascii_lowercase().as_str());
+        let limit = crate::base::config::LIMIT_NAMES.contains(&name.to_ascii_lowercase().as_str());
         if let (Some(j), false) = (st.journal.as_mut(), limit) {
             j.append_config(&name.to_ascii_lowercase(), &v)
                 .map_err(|e| e.to_string())?;

@@ -1,8 +1,8 @@
 //! The store's typed RESTORE: a key from a DUMP payload (what the RDB import runs per key).
 
 use crate::command::{self, RestoreArgs};
-use crate::db::NUM_DBS;
 use crate::error::{CmdError, CmdResult};
+use crate::keyspace::db::NUM_DBS;
 
 use super::Store;
 
@@ -19,7 +19,7 @@ impl Store {
     /// let Reply::Bulk(payload) = store.execute(&[b"DUMP", b"s"]) else { panic!() };
     /// let args = RestoreArgs { key: b"copy", ttl: 0, payload: &payload, replace: false, absttl: false };
     /// store.restore(0, &args).unwrap();
-    /// assert!(store.restore(0, &args).unwrap_err().0.starts_with("BUSYKEY"));
+    /// assert!(store.restore(0, &args).unwrap_err().into_line().starts_with("BUSYKEY"));
     /// ```
     pub fn restore(&self, db: usize, args: &RestoreArgs<'_>) -> CmdResult<()> {
         if db >= NUM_DBS {

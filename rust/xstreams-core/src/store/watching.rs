@@ -1,16 +1,16 @@
 //! Atomic batches (MULTI/EXEC) and WATCH: [`Store::execute_batch`] with an optional
 //! [`Watch`], and [`Store::watch`] registering keys in the databases' registries (see
-//! [`crate::watch`] for the rules).
+//! [`crate::keyspace::watch`] for the rules).
 
 use std::sync::Arc;
 
 use parking_lot::MutexGuard;
 
+use crate::command::reply::Reply;
 use crate::command::{self, Outcome};
-use crate::db::NUM_DBS;
 use crate::error::CmdError;
-use crate::reply::Reply;
-use crate::watch::{Release, Watch};
+use crate::keyspace::db::NUM_DBS;
+use crate::keyspace::watch::{Release, Watch};
 
 use super::{Shared, Signals, State, Store, CLOSED_ERROR, EXECABORT};
 
@@ -327,7 +327,7 @@ impl Store {
         }
         let mut st = self.shared.state.lock();
         if st.closed {
-            return Err(CmdError::coded(CLOSED_ERROR));
+            return Err(CmdError::closed());
         }
         if w.id == 0 {
             st.next_watch += 1;

@@ -228,10 +228,12 @@ pub(crate) fn check_after_sweep(ks: &Keyspace, now: i64, strict: bool) -> Result
             // redis-server's threshold is unsigned: `server.mstime - duration*1000`.
             let threshold = (now as u64).wrapping_sub(s.idmp.duration.wrapping_mul(1000));
             for (pid, p) in s.idmp.producers() {
-                // An empty producer can survive: redis-server creates the producer before
-                // the lookup, and an XADD that then fails (exhausted stream) leaves it on a
-                // key the cron does not track. So only expired IIDs are checked.
-                let _ = pid;
+                // Only expired IIDs are checked (a producer is never empty here: a failed
+                // XADD removes the one it created, docs/differences.md
+                // "idmp-failed-producer").
+                if p.is_empty() {
+                    return Err(format!("{k:?}: producer {pid:?} holds no IID"));
+                }
                 let mut it = p.iter();
                 if let Some((iid, id)) = it.next() {
                     if id.ms <= threshold {

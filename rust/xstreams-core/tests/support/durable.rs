@@ -1,7 +1,7 @@
 //! A durable store for tests that compare typed calls with commands and replay the log:
 //! small nodes (4 entries, so splits happen) and a pinned clock.
 
-use xstreams_core::persist::Options;
+use xstreams_core::store::persist::Options;
 use xstreams_core::{Config, Store};
 
 /// The pinned store clock.

@@ -14,7 +14,7 @@ use pyo3::types::PyList;
 use pyo3_arrow::PySchema;
 
 use super::handoff::batch_to_pyarrow;
-use xstreams_core::batch::Entries;
+use xstreams_core::interop::batch::Entries;
 
 use super::{type_err, value_err};
 

@@ -7,7 +7,7 @@ pub(crate) fn eq(a: &[u8], s: &str) -> bool {
 
 /// An argument as text, cut at a NUL as redis-server's C strings are.
 pub(crate) fn lossy(a: &[u8]) -> String {
-    String::from_utf8_lossy(xstreams_core::num::c_str(a)).into_owned()
+    String::from_utf8_lossy(xstreams_core::base::num::c_str(a)).into_owned()
 }
 
 /// Client names and library attributes: printable ASCII without spaces.

@@ -1,6 +1,6 @@
 //! AUTH, HELLO, RESET and SELECT: who the connection is and what it speaks.
 
-use xstreams_core::num::string2ll;
+use xstreams_core::base::num::string2ll;
 
 use super::args::{eq, lossy, valid_attr};
 use crate::errors;

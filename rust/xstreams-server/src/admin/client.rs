@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use xstreams_core::num::string2ll;
+use xstreams_core::base::num::string2ll;
 use xstreams_core::CmdError;
 
 use super::args::{eq, lossy, valid_attr};
@@ -125,7 +125,10 @@ impl Session {
                 ],
             );
         } else {
-            self.error(out, &CmdError::unknown_subcommand(sub, "CLIENT").0);
+            self.error(
+                out,
+                &CmdError::unknown_subcommand(sub, "CLIENT").into_line(),
+            );
         }
         Flow::Next
     }

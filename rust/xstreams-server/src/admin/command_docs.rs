@@ -74,7 +74,10 @@ impl Session {
                     let keep = match &filter {
                         None => true,
                         Some((k, v)) if eq(k, "pattern") => {
-                            xstreams_core::db::glob_match(&v.to_ascii_lowercase(), full.as_bytes())
+                            xstreams_core::keyspace::db::glob_match(
+                                &v.to_ascii_lowercase(),
+                                full.as_bytes(),
+                            )
                         }
                         Some((k, v)) if eq(k, "aclcat") => {
                             let v = lossy(v).to_ascii_lowercase();

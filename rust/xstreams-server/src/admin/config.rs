@@ -15,7 +15,7 @@ impl Session {
         let sub = &args[1];
         if eq(sub, "get") {
             let params = config_params(&self.sh);
-            let found = xstreams_core::config::matching(&params, &args[2..]);
+            let found = xstreams_core::base::config::matching(&params, &args[2..]);
             let mut o = Out::new(out, self.proto);
             o.map(found.len());
             for (n, v) in found {
@@ -24,7 +24,7 @@ impl Session {
             }
         } else if eq(sub, "set") {
             if args.len() % 2 == 1 {
-                self.error(out, &CmdError::arity("config|set").0);
+                self.error(out, CmdError::arity("config|set").line());
                 return;
             }
             match config_set(&self.sh, &args[2..]) {
@@ -93,7 +93,7 @@ const IMMUTABLE: &[&str] = &[
 pub fn config_params(sh: &Shared) -> Vec<(String, String)> {
     let d = sh.dynamic.lock().unwrap().clone();
     let mut v: Vec<(String, String)> = Vec::new();
-    for name in xstreams_core::config::CONFIG_NAMES {
+    for name in xstreams_core::base::config::CONFIG_NAMES {
         v.push((
             name.to_string(),
             sh.store.config_get(name).unwrap_or_default(),
@@ -175,9 +175,9 @@ fn parse_output_limit(v: &str) -> Result<OutputLimit, String> {
         if !matches!(class.as_str(), "normal" | "slave" | "replica" | "pubsub") {
             return Err("Invalid client class specified in buffer limit configuration.".into());
         }
-        let hard = xstreams_core::config::parse_memory(w[1]);
-        let soft = xstreams_core::config::parse_memory(w[2]);
-        let secs = xstreams_core::num::string2ll(w[3].as_bytes()).filter(|s| *s >= 0);
+        let hard = xstreams_core::base::config::parse_memory(w[1]);
+        let soft = xstreams_core::base::config::parse_memory(w[2]);
+        let secs = xstreams_core::base::num::string2ll(w[3].as_bytes()).filter(|s| *s >= 0);
         let (Some(hard), Some(soft), Some(secs)) = (hard, soft, secs) else {
             return Err(
                 "Error in hard, soft or soft_seconds setting in buffer limit configuration.".into(),
@@ -203,7 +203,7 @@ fn parse_yes_no(v: &str) -> Result<bool, String> {
 }
 
 fn parse_int(v: &str, lo: i64, hi: i64) -> Result<i64, String> {
-    let n = xstreams_core::num::string2ll(v.as_bytes())
+    let n = xstreams_core::base::num::string2ll(v.as_bytes())
         .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
     if n < lo || n > hi {
         return Err(format!("argument must be between {lo} and {hi} inclusive"));
@@ -212,7 +212,7 @@ fn parse_int(v: &str, lo: i64, hi: i64) -> Result<i64, String> {
 }
 
 fn parse_mem(v: &str, lo: i64) -> Result<i64, String> {
-    let n = xstreams_core::config::parse_memory(v)
+    let n = xstreams_core::base::config::parse_memory(v)
         .ok_or_else(|| "argument must be a memory value".to_string())?;
     if n > i64::MAX as u64 || (n as i64) < lo {
         return Err(format!(
@@ -226,21 +226,21 @@ fn parse_mem(v: &str, lo: i64) -> Result<i64, String> {
 /// CONFIG SET name value [name value ...]: all or nothing, with redis-server's errors.
 pub fn config_set(sh: &Shared, pairs: &[Vec<u8>]) -> Result<(), String> {
     let known: Vec<String> = config_params(sh).into_iter().map(|(n, _)| n).collect();
-    let names = xstreams_core::config::check_set_names(
+    let names = xstreams_core::base::config::check_set_names(
         pairs,
         |n| known.iter().any(|k| k == n),
         |n| IMMUTABLE.contains(&n),
     )
-    .map_err(|e| e.0)?;
+    .map_err(CmdError::into_line)?;
     // Validate every value before applying any.
-    let fail = |name: &str, msg: String| CmdError::config_set_failed(name, &msg).0;
+    let fail = |name: &str, msg: String| CmdError::config_set_failed(name, &msg).into_line();
     let mut dynamic = sh.dynamic.lock().unwrap().clone();
     let mut store_sets: Vec<(String, String)> = Vec::new();
     let mut inert_sets: Vec<(String, String)> = Vec::new();
     for (name, p) in names.iter().zip(pairs.chunks(2)) {
         let value = String::from_utf8_lossy(&p[1]).into_owned();
         let r: Result<(), String> = match name.as_str() {
-            n if xstreams_core::config::CONFIG_NAMES.contains(&n) => {
+            n if xstreams_core::base::config::CONFIG_NAMES.contains(&n) => {
                 let mut c = xstreams_core::Config::default();
                 c.set(n, &value)
                     .map(|_| store_sets.push((n.to_string(), value.clone())))

@@ -1,11 +1,11 @@
 //! INFO and its sections, with redis-server's field names: the engine's sections come
-//! from `xstreams_core::info` (the embedded store answers INFO with the same builders);
+//! from `xstreams_core::keyspace::info` (the embedded store answers INFO with the same builders);
 //! this module adds what only the server knows (connections, listeners, statistics).
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
-use xstreams_core::info::{self as core_info, push_section as section, Wanted};
+use xstreams_core::keyspace::info::{self as core_info, push_section as section, Wanted};
 
 use crate::session::Session;
 

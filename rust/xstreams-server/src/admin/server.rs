@@ -3,8 +3,8 @@
 
 use std::sync::atomic::Ordering;
 
+use xstreams_core::base::num::string2ll;
 use xstreams_core::command::table::ServerCmd as Srv;
-use xstreams_core::num::string2ll;
 
 use super::args::{eq, lossy};
 use crate::errors;
@@ -52,7 +52,7 @@ impl Session {
         match self.sh.store.compact() {
             Ok(()) => {
                 self.sh.last_save_unix.store(
-                    xstreams_core::clock::system_now_ms() / 1000,
+                    xstreams_core::base::clock::system_now_ms() / 1000,
                     Ordering::Relaxed,
                 );
                 out.extend_from_slice(b"+OK\r\n");
@@ -74,7 +74,7 @@ impl Session {
         std::thread::spawn(move || {
             if sh.store.compact().is_ok() {
                 sh.last_save_unix.store(
-                    xstreams_core::clock::system_now_ms() / 1000,
+                    xstreams_core::base::clock::system_now_ms() / 1000,
                     Ordering::Relaxed,
                 );
             }

@@ -357,7 +357,13 @@ impl MStream {
                 if stop {
                     break;
                 }
-                if !self.nodes[i].entries[k].deleted {
+                if self.nodes[i].entries[k].deleted {
+                    // Deliberate difference "delref-tombstones" (docs/differences.md):
+                    // DELREF drops the references of tombstones it passes too.
+                    if t.policy == Policy::DelRef {
+                        self.cleanup_refs(id);
+                    }
+                } else {
                     let can = match t.policy {
                         Policy::Acked => !self.referenced(id),
                         Policy::DelRef => {
@@ -374,9 +380,15 @@ impl MStream {
                 }
             }
             deleted += here;
-            if eligible && here == entries {
+            // Deliberate difference "trim-empty-node" (docs/differences.md): a node this
+            // pass left with no live entry is removed, and the walk stops there unless
+            // the whole node was in range.
+            if here > 0 && here == entries {
                 self.nodes.remove(i);
-                continue;
+                if eligible {
+                    continue;
+                }
+                break;
             }
             if eligible {
                 i += 1;

@@ -29,8 +29,10 @@ impl Model {
         let cfg = self.cfg;
         let s = self.keys.get_mut(key).unwrap();
         let mut track: Option<(Vec<u8>, Vec<u8>)> = None;
+        let mut created = false;
         if let Some((pid, iid)) = idmp {
             // Nothing expires on the lookup: only the cron sweep (`Model::cron`) does.
+            created = !s.producers.contains_key(&pid);
             s.producers.entry(pid.clone()).or_default();
             let iid = iid.unwrap_or_else(|| auto_iid(pairs));
             if let Some(orig) = s.idmp_lookup(&pid, &iid) {
@@ -39,12 +41,23 @@ impl Model {
             }
             track = Some((pid, iid));
         }
+        // Deliberate difference "idmp-failed-producer" (docs/differences.md): a failed
+        // XADD removes the producer it created.
+        let drop_new_producer = |s: &mut MStream| {
+            if let (true, Some((pid, _))) = (created, &track) {
+                s.producers.remove(pid);
+            }
+        };
         if s.last_id == MAX {
+            drop_new_producer(s);
             return err("ERR The stream has exhausted the last possible ID");
         }
         let new_id = match s.append(&cfg, now, id, pairs) {
             Ok(i) => i,
-            Err(e) => return err(e),
+            Err(e) => {
+                drop_new_producer(s);
+                return err(e);
+            }
         };
         if let Some((pid, iid)) = track {
             s.idmp_insert(&pid, &iid, new_id);

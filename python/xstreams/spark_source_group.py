@@ -1,0 +1,212 @@
+"""The consumer-group mode of the ``xstreams`` source: who delivers, who reads, who acks.
+
+* **Delivery** (driver, when Spark asks for the next batch's end): ``XREADGROUP GROUP g
+  <consumer> COUNT n STREAMS s >`` hands new entries to the query's consumers, in turns
+  of up to ``n`` entries each (one consumer, or ``consumers`` of them named
+  ``<consumer>-0`` ... ``<consumer>-<k-1>``). The batch's end offset of a stream is the
+  last entry delivered; entries the consumers already held after the start (a batch
+  planned but not logged before a crash) come first.
+* **A partition** of a group read is one consumer's share of one stream's batch: the
+  entries of ``(start, end]`` that consumer holds (its pending entries), read back with
+  ``XREADGROUP ... STREAMS s <id>`` (history). Who holds what is fixed when the driver
+  delivers, before Spark logs the batch, and stays so until acknowledged: a re-run batch
+  reads the same rows in the same partitions.
+* **Acks** only of batches Spark committed: at ``commit(end)``; at ``latestOffset(start)``
+  (Spark asks for the next batch only after the one ending at ``start`` is in its commit
+  log: this acks the last batch of an ``AvailableNow`` run, whose final look for new
+  data is such a call); and when the query stops, the batch the checkpoint's commit log
+  names last, given ``option("checkpointLocation")`` (the query's). Each consumer's
+  pending entries up to the offset are acknowledged, nothing of other consumers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, List, Mapping, Optional
+
+from .spark_io import ZERO_ID, as_text, id_max, parse_id
+from .spark_source_server import READ_CHUNK, entry_size, group_reply_entries
+
+# Entries delivered to one consumer per turn when no cap divides the batch.
+_TURN = 1_000
+
+
+class Limits:
+    """What one batch may take: rows, bytes, and (under ``AvailableNow``) each stream's
+    last ID when the run started. ``None``: no limit."""
+
+    def __init__(
+        self,
+        rows: Optional[int] = None,
+        nbytes: Optional[int] = None,
+        target: Optional[Mapping[str, str]] = None,
+    ) -> None:
+        self.rows = rows
+        self.nbytes = nbytes
+        self.target = target
+
+    def ceiling(self, stream: str) -> Optional[str]:
+        if self.target is None:
+            return None
+        return self.target.get(stream, ZERO_ID)
+
+
+class GroupReads:
+    def __init__(self, group: str, consumer: str, consumers: int, starting: str) -> None:
+        self.group = group
+        self.consumer = consumer
+        self.names = [consumer] if consumers == 1 else [f"{consumer}-{i}" for i in range(consumers)]
+        self.starting = starting
+
+    def create(self, r: Any, streams: List[str]) -> None:
+        """The group on each stream (``MKSTREAM``), at ``startingId``; an existing
+        group is kept as it is."""
+        import redis
+
+        for s in streams:
+            try:
+                r.execute_command("XGROUP", "CREATE", s, self.group, self.starting, "MKSTREAM")
+            except redis.ResponseError as e:
+                if "BUSYGROUP" not in str(e):
+                    raise
+
+    # ------------------------------------------------------------------------ delivery
+
+    def plan(
+        self, r: Any, streams: List[str], start: Dict[str, str], limits: Limits
+    ) -> Dict[str, str]:
+        """Deliver the next batch's entries; its end offsets."""
+        rows_left = limits.rows
+        bytes_left = limits.nbytes
+        end = dict(start)
+        for s in streams:
+            if (rows_left is not None and rows_left <= 0) or (
+                bytes_left is not None and bytes_left <= 0
+            ):
+                break
+            held = self._held(r, s, start[s], rows_left)
+            if held:
+                end[s] = id_max(end[s], held[-1])
+                if rows_left is not None:
+                    rows_left -= len(held)
+                if bytes_left is not None:
+                    bytes_left -= self._held_bytes(r, s, start[s], end[s])
+            ceiling = limits.ceiling(s)
+            turn = 0
+            share = _TURN if rows_left is None else -(-rows_left // len(self.names))
+            while (rows_left is None or rows_left > 0) and (bytes_left is None or bytes_left > 0):
+                n = READ_CHUNK if rows_left is None else min(rows_left, READ_CHUNK)
+                if len(self.names) > 1:
+                    n = min(n, max(1, share))
+                if bytes_left is not None:
+                    n = min(n, self._count_for_bytes(r, s, end[s], bytes_left))
+                if ceiling is not None:
+                    if parse_id(ceiling) <= parse_id(end[s]):
+                        break
+                    below = r.execute_command("XRANGE", s, f"({end[s]}", ceiling, "COUNT", n)
+                    n = len(below)
+                    if n == 0:
+                        break
+                name = self.names[turn % len(self.names)]
+                turn += 1
+                got = r.execute_command(
+                    "XREADGROUP", "GROUP", self.group, name, "COUNT", n, "STREAMS", s, ">"
+                )
+                entries = group_reply_entries(got, s)
+                if not entries:
+                    break
+                end[s] = id_max(end[s], as_text(entries[-1][0]))
+                if rows_left is not None:
+                    rows_left -= len(entries)
+                if bytes_left is not None:
+                    bytes_left -= sum(entry_size(e) for e in entries)
+                if len(entries) < n and len(self.names) == 1:
+                    break
+        return end
+
+    def _held(self, r: Any, stream: str, after: str, most: Optional[int]) -> List[str]:
+        """IDs the consumers hold after ``after`` (up to ``most`` of them), sorted."""
+        ids: List[str] = []
+        count = most if most is not None else 1 << 30
+        for name in self.names:
+            pend = r.execute_command("XPENDING", stream, self.group, f"({after}", "+", count, name)
+            ids += [as_text(p[0]) for p in pend]
+        ids.sort(key=parse_id)
+        return ids if most is None else ids[:most]
+
+    def _held_bytes(self, r: Any, stream: str, start: str, end: str) -> int:
+        total = 0
+        for name in self.names:
+            cur = start
+            while True:
+                got = r.execute_command(
+                    "XREADGROUP", "GROUP", self.group, name, "COUNT", READ_CHUNK,
+                    "STREAMS", stream, cur,
+                )  # fmt: skip
+                entries = [e for e in group_reply_entries(got, stream)
+                           if parse_id(as_text(e[0])) <= parse_id(end)]  # fmt: skip
+                total += sum(entry_size(e) for e in entries if e[1] is not None)
+                if len(entries) < READ_CHUNK:
+                    break
+                cur = as_text(entries[-1][0])
+        return total
+
+    def _count_for_bytes(self, r: Any, stream: str, after: str, left: int) -> int:
+        """How many of the next entries fit in ``left`` bytes (at least 1: a batch
+        always moves), from the sizes of up to 100 of them."""
+        probe = r.execute_command("XRANGE", stream, f"({after}", "+", "COUNT", 100)
+        acc = 0
+        for i, e in enumerate(probe):
+            acc += entry_size(e)
+            if acc >= left:
+                return i + 1
+        if len(probe) < 100:
+            return max(1, len(probe))
+        avg = max(1, acc // len(probe))
+        return max(1, left // avg)
+
+    # ---------------------------------------------------------------------------- acks
+
+    def ack(self, r: Any, streams: List[str], upto: Mapping[str, str]) -> int:
+        """Acknowledge what each consumer holds up to ``upto`` (a committed offset)."""
+        done = 0
+        for s in streams:
+            last = upto.get(s)
+            if last is None or last == ZERO_ID:
+                continue
+            for name in self.names:
+                while True:
+                    pend = r.execute_command("XPENDING", s, self.group, "-", last, READ_CHUNK, name)
+                    if not pend:
+                        break
+                    done += int(r.execute_command("XACK", s, self.group, *[p[0] for p in pend]))
+                    if len(pend) < READ_CHUNK:
+                        break
+        return done
+
+
+def committed_end(checkpoint: str, planned: List[Dict[str, str]]) -> Optional[Dict[str, str]]:
+    """The end offset of the last batch a query's checkpoint says Spark committed, when
+    it is one this reader planned (Spark's offset log holds one line per source; the
+    reader's own is the one equal to an offset it returned); else None."""
+    commits = os.path.join(checkpoint, "commits")
+    try:
+        done = [int(n) for n in os.listdir(commits) if n.isdigit()]
+    except OSError:
+        return None
+    if not done:
+        return None
+    try:
+        with open(os.path.join(checkpoint, "offsets", str(max(done))), encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines[2:]:  # a version line, the batch's metadata, then the sources
+        try:
+            off = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(off, dict) and off in planned:
+            return off
+    return None

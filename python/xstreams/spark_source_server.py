@@ -1,0 +1,228 @@
+"""How the ``xstreams`` source reads a live server or a Redis Cluster: a batch's ID range
+of one stream split into ID-range partitions, each read by one task (``XRANGE``, or in
+group mode ``XREADGROUP`` history of one consumer), and the entries turned into Arrow.
+
+A split is a function of the batch's ``(start, end]`` range, the range's first entry and
+the number of parts alone, so a re-run batch (same offsets) reads the same rows in the
+same partitions: the entries of a range already planned do not change, but for
+deletions (``XDEL``, trimming), which only remove rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, List, Optional, Tuple
+
+from pyspark.sql.datasource import InputPartition
+
+from .spark_io import as_text, id_text, parse_id
+
+#: Entries one command reads at a time.
+READ_CHUNK = 10_000
+_MAX_SEQ = (1 << 64) - 1
+
+
+class ServerPartition(InputPartition):
+    """Entries of ``stream`` with IDs in ``(start, end]``; in group mode those the
+    consumer ``consumer`` holds (its pending entries)."""
+
+    def __init__(
+        self, index: int, stream: str, start: str, end: str, consumer: Optional[str] = None
+    ) -> None:
+        super().__init__(index)
+        self.stream = stream
+        self.start = start
+        self.end = end
+        self.consumer = consumer
+
+
+class RangeProbe:
+    """What :func:`split_range` asks a stream: the first entry in a span of
+    milliseconds, and the sequence of the last entry of one millisecond."""
+
+    def __init__(self, r: Any, stream: str) -> None:
+        self.r = r
+        self.stream = stream
+
+    def first_in(self, ms0: int, ms1: int) -> Optional[Tuple[int, int]]:
+        got = self.r.execute_command(
+            "XRANGE", self.stream, f"{ms0}-0", f"{ms1}-{_MAX_SEQ}", "COUNT", 1
+        )
+        return parse_id(as_text(got[0][0])) if got else None
+
+    def last_seq(self, ms: int) -> Optional[int]:
+        got = self.r.execute_command(
+            "XREVRANGE", self.stream, f"{ms}-{_MAX_SEQ}", f"{ms}-0", "COUNT", 1
+        )
+        return parse_id(as_text(got[0][0]))[1] if got else None
+
+
+#: Spans of time weighed per part of a split.
+WINDOWS_PER_PART = 16
+
+
+def split_range(start: str, first: str, end: str, parts: int, probe: Any) -> List[Tuple[str, str]]:
+    """``(start, end]`` as up to ``parts`` consecutive ``(lo, hi]`` ranges covering it,
+    cut where the entries from ``first`` (the range's first entry) to ``end`` are about
+    evenly shared. The time from ``first`` to ``end`` is cut in ``WINDOWS_PER_PART``
+    windows per part (each millisecond its own window when there are fewer), each
+    weighed by the entries of the first millisecond it holds entries in (``probe``); a
+    cut falls in such a millisecond, by sequence. Bursts and steady rates are both shared
+    out evenly; the cuts depend on the entries of the range alone, so a re-run batch is
+    split the same way."""
+    a, b = parse_id(first), parse_id(end)
+    if parts <= 1 or a >= b:
+        return [(start, end)]
+    nwin = WINDOWS_PER_PART * parts
+    span = b[0] - a[0] + 1
+    # (a millisecond with entries, its first sequence in the range, its entries): one
+    # per millisecond, or per window (the first millisecond it holds entries in).
+    spans: List[Tuple[int, int, int]] = []
+    if span <= nwin:
+        for ms in range(a[0], b[0] + 1):
+            lo = a[1] if ms == a[0] else 0
+            hi = b[1] if ms == b[0] else probe.last_seq(ms)
+            if hi is not None and hi >= lo:
+                spans.append((ms, lo, hi - lo + 1))
+    else:
+        for i in range(nwin):
+            m0 = a[0] + span * i // nwin
+            m1 = a[0] + span * (i + 1) // nwin - 1
+            got = (a if i == 0 else probe.first_in(m0, m1)) if m1 >= m0 else None
+            if got is None:
+                continue
+            hi = b[1] if got[0] == b[0] else probe.last_seq(got[0])
+            spans.append((got[0], got[1], max(1, (hi or 0) - got[1] + 1)))
+    total = sum(w for _ms, _lo, w in spans)
+    cuts: List[Tuple[int, int]] = []
+    for i in range(1, parts):
+        t = total * i // parts
+        acc = 0
+        for ms, lo, w in spans:
+            if t <= acc + w:
+                if t > acc:
+                    cuts.append((ms, lo + (t - acc) - 1))
+                break
+            acc += w
+    out = []
+    lo_id = start
+    for c in sorted(set(cuts)):
+        if parse_id(lo_id) < c < b:
+            out.append((lo_id, id_text(c)))
+            lo_id = id_text(c)
+    out.append((lo_id, end))
+    return out
+
+
+def entry_size(entry: Any) -> int:
+    """Bytes of an entry as a server sent it: its ID, fields and values."""
+    eid, fv = entry[0], entry[1]
+    return len(eid) + (sum(len(x) for x in fv) if fv else 0)
+
+
+def group_reply_entries(reply: Any, stream: str) -> List[Any]:
+    """The entries of an XREADGROUP reply (RESP2 list or RESP3 map) for one stream."""
+    if not reply:
+        return []
+    items = reply.items() if isinstance(reply, dict) else reply
+    for k, v in items:
+        if as_text(k) == stream:
+            return list(v)
+    return []
+
+
+def read_partition(
+    r: Any, part: ServerPartition, group: Optional[str]
+) -> Iterator[List[Tuple[Any, Any]]]:
+    """The partition's entries, in chunks of up to :data:`READ_CHUNK`, in ID order."""
+    end = parse_id(part.end)
+    cur = part.start
+    while True:
+        if group is not None:
+            got = r.execute_command(
+                "XREADGROUP", "GROUP", group, part.consumer, "COUNT", READ_CHUNK,
+                "STREAMS", part.stream, cur,
+            )  # fmt: skip
+            entries = group_reply_entries(got, part.stream)
+        else:
+            entries = r.execute_command(
+                "XRANGE", part.stream, f"({cur}", part.end, "COUNT", READ_CHUNK
+            )
+        keep = [e for e in entries if parse_id(as_text(e[0])) <= end]
+        if keep:
+            yield keep
+        if len(keep) < len(entries) or len(entries) < READ_CHUNK or not entries:
+            return
+        cur = as_text(entries[-1][0])
+
+
+def read_batches(
+    conn_options: Any, part: ServerPartition, group: Optional[str], decode: bool, schema: Any
+) -> Iterator[Any]:
+    """One partition as Arrow batches of the source's schema, on an executor."""
+    from .spark_conn import connect
+
+    r = connect(conn_options)
+    try:
+        for chunk in read_partition(r, part, group):
+            yield entries_batch(part.stream, chunk, decode, schema)
+    finally:
+        r.close()
+
+
+def plan_stream(
+    r: Any, stream: str, start: str, end: str, parts: int, first_index: int = 0
+) -> List[ServerPartition]:
+    """The ID-range partitions of one stream's ``(start, end]`` (none when it holds no
+    entry)."""
+    first = r.execute_command("XRANGE", stream, f"({start}", end, "COUNT", 1)
+    if not first:
+        return []
+    cuts = split_range(start, as_text(first[0][0]), end, parts, RangeProbe(r, stream))
+    return [ServerPartition(first_index + i, stream, a, b) for i, (a, b) in enumerate(cuts)]
+
+
+def entries_batch(stream: str, entries: List[Tuple[Any, Any]], decode: bool, schema: Any) -> Any:
+    """Entries from a server as a RecordBatch of the source's schema (a Spark
+    ``StructType``)."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    ids = [as_text(e[0]) for e in entries]
+    pairs = [parse_id(i) for i in ids]
+    maps: List[Optional[List[Tuple[Any, Any]]]] = []
+    for _, fv in entries:
+        if fv is None:
+            maps.append(None)
+            continue
+        if isinstance(fv, dict):
+            fv = [x for kv in fv.items() for x in kv]
+        row = list(zip(fv[::2], fv[1::2]))
+        if decode:
+            row = [(k.decode(), v.decode()) for k, v in row]
+        maps.append(row)
+    target_schema = to_arrow_schema(schema)
+    cols = []
+    key = stream if decode else stream.encode()
+    for f in target_schema:
+        if f.name == "stream":
+            col = pa.array([key] * len(ids), f.type)
+        elif f.name == "id":
+            col = pa.array(ids, f.type)
+        elif f.name == "ms":
+            col = pa.array([p[0] for p in pairs], pa.uint64()).cast(f.type)
+        elif f.name == "seq":
+            col = pa.array([p[1] for p in pairs], pa.uint64()).cast(f.type)
+        elif f.name == "fields":
+            col = pa.array(maps, f.type)
+        else:
+            name = f.name if decode else f.name.encode()
+            vals = []
+            for m in maps:
+                v = None
+                for k, x in m or ():
+                    if k == name:
+                        v = x
+                vals.append(v)
+            col = pa.array(vals, pa.string() if decode else pa.binary()).cast(f.type)
+        cols.append(col)
+    return pa.RecordBatch.from_arrays(cols, schema=target_schema)

@@ -1,0 +1,9 @@
+//! Columnar callers on top of the store: the Arrow paths of the Python binding, the Spark
+//! dedup transformation and the replay reader.
+//!
+//! - [`batch`]: many XADDs under one lock from columns of rows, and entries out into flat
+//!   Arrow-shaped buffers; [`batch::replay`] reads a persisted store without opening it.
+//! - [`dedup`]: IDMP answers for whole producer histories without a store (Spark dedup).
+
+pub mod batch;
+pub mod dedup;

@@ -11,9 +11,9 @@ from __future__ import annotations
 import threading
 from typing import Any, Dict, List, Sequence
 
+from .. import _stores
 from .._xstreams import Store as _NativeStore
 from ..exceptions import ResponseError
-from .. import _stores
 from .callbacks import CaseInsensitiveDict
 from .encoding import EMPTY_RESPONSE, NEVER_DECODE, Encoder, _decode_reply
 

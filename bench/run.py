@@ -74,7 +74,8 @@ SETTINGS = {
     },
 }  # fmt: skip
 
-STAGES = ("table", "redis-benchmark", "memory", "scaling", "persist", "server", "spark")
+STAGES = ("table", "redis-benchmark", "memory", "scaling", "persist", "server", "spark",
+          "spark-cluster")  # fmt: skip
 
 _t0 = time.monotonic()
 
@@ -376,6 +377,10 @@ EXTRA_STAGES = (
      "pipelines, Spark's own dropDuplicates and row_number flag, and the streaming source "
      "and sink (vs dropDuplicatesWithinWatermark); the note column gives the ratios of "
      "the same run."),
+    ("spark-cluster", "bench_spark_cluster", "Spark on a standalone cluster",
+     "Rows per second of the source and sink on a standalone master and worker (two "
+     "executor JVMs), a 3-master Redis Cluster and one redis-server: executor-side writes "
+     "vs the driver-side commit, the driver's peak RSS, a group read, one stream split."),
 )  # fmt: skip
 
 

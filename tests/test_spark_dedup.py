@@ -116,6 +116,7 @@ def run(spark, rows, **kw) -> Dict[int, tuple]:  # noqa: F811
 SCHEMA_COLS = [c.split()[0] for c in SCHEMA.split(", ")]
 
 
+@pytest.mark.cluster
 def test_iid_mode_matches_single_store(spark):  # noqa: F811
     rows = make_events(1)
     got = run(spark, rows, producer="pid", iid="iid", time="ts", duration=2, maxsize=6, order="ord")

@@ -30,6 +30,7 @@ def stream_rows(path: str, key: str = "events") -> list:
         s.close()
 
 
+@pytest.mark.cluster
 def test_load_and_rerun_adds_no_duplicates(spark, tmp_path):  # noqa: F811
     path = str(tmp_path / "store")
     df = events(spark)

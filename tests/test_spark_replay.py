@@ -64,6 +64,7 @@ def read(spark, path: str, **opts: Any):  # noqa: F811
     return r.load()
 
 
+@pytest.mark.cluster
 def test_snapshot_log_and_deletes(spark, store_path):  # noqa: F811
     df = read(spark, store_path, streams=json.dumps(["a", "b", "c"]), rowsPerPartition=25)
     assert df.columns == ["stream", "id", "ms", "seq", "fields"]

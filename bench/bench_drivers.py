@@ -584,3 +584,54 @@ class BurnerPipelineDriver(BurnerDriver):
         starts = self.str_ids(starts)
         m = len(starts) - 1
         self._run(lambda p, i: p.xpending_range(key, group, starts[i & m], "+", 100), n, off)
+
+
+class AsyncClientDriver(BurnerDriver):
+    """``xstreams.asyncio.Redis``, one ``await`` per command: the same loops as
+    burner-redis's (the asyncio API both share), on the xstreams store."""
+
+    def __init__(self, backend: XStreamsBackend, name: str) -> None:
+        import asyncio
+
+        import xstreams.asyncio
+
+        Driver.__init__(self, backend, name)
+        self.loop = asyncio.new_event_loop()
+        self.db = xstreams.asyncio.Redis(store=backend.store)
+        self.run = self.loop.run_until_complete
+        self._str = {}
+
+    @property
+    def caps(self) -> set:
+        return set()
+
+    def reset_group(self, key, group):
+        self.backend.raw(b"XGROUP", b"SETID", key, group, b"0")
+
+    def xadd(self, key, size, n, off, mode=None, pids=None):
+        if mode is not None:
+            raise Unsupported("asyncio column: plain XADD only")
+        xadd = self.db.xadd
+        vals = values(size)
+
+        async def go() -> None:
+            for i in range(off, off + n):
+                await xadd(key, {b"f": vals[i & MASK]})
+
+        self.run(go())
+
+    def readack(self, key, group, consumer, n, state):
+        db = self.db
+        streams = {key: b">"}
+
+        async def go() -> None:
+            for _ in range(n):
+                r = await db.xreadgroup(group, consumer, streams, count=100)
+                if not r:
+                    self.reset_group(key, group)
+                    continue
+                ids = _ids_of(_stream_entries(r))
+                await db.xack(key, group, *ids)
+                state["entries"] = state.get("entries", 0) + len(ids)
+
+        self.run(go())

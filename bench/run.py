@@ -31,6 +31,7 @@ import bench_report  # noqa: E402
 import bench_workloads as bw  # noqa: E402
 from bench_drivers import (  # noqa: E402
     ArrowDriver,
+    AsyncClientDriver,
     BurnerDriver,
     BurnerPipelineDriver,
     ManyDriver,
@@ -133,6 +134,7 @@ def start_peers(notes: list) -> dict:
     d += [
         RawDriver(xs, "xstreams raw"),
         PyClientDriver(xs, "xstreams client", xstreams.Redis(store=xs.store)),
+        AsyncClientDriver(xs, "xstreams asyncio"),
         ManyDriver(xs, "xstreams batch"),
         ArrowDriver(xs, "xstreams arrow"),
         RustLoopDriver(xs, "rust loop"),
@@ -140,6 +142,10 @@ def start_peers(notes: list) -> dict:
     info["xstreams raw"] = "`Store.execute_command(...)`, one command per call, raw replies"
     info["xstreams client"] = (
         "`xstreams.Redis(store=...)`, the redis-py compatible client (native methods)"
+    )
+    info["xstreams asyncio"] = (
+        "`xstreams.asyncio.Redis(store=...)`, the redis.asyncio compatible client, one "
+        "`await` per command"
     )
     info["xstreams batch"] = "`Store.execute_many([...])`, 100 commands per call"
     info["xstreams arrow"] = (

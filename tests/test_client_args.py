@@ -581,7 +581,7 @@ def test_default_store_is_shared(monkeypatch):
         return shared
 
     shared = CannedStore(b"PONG")
-    monkeypatch.setattr(xstreams, "default_store", default_store, raising=False)
+    monkeypatch.setattr(xstreams._stores, "default_store", default_store, raising=False)
     a, b = Redis(), Redis(db=1)
     assert made == []  # resolved lazily
     assert a.ping() is True and b.ping() is True

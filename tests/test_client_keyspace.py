@@ -209,7 +209,7 @@ def test_databases(ref_factory, xs_factory):
 
 
 def _same_store(r):
-    if isinstance(r, Redis):
+    if isinstance(r, Redis) or getattr(r, "store", None) is not None:  # sync or asyncio
         return {"store": r.store}
     kw = r.get_connection_kwargs()
     return {"host": kw["host"], "port": kw["port"]}

@@ -218,7 +218,7 @@ def test_reads_of_changing_sizes_reuse_nothing_stale():
 
 def _python_queue(p, *args, **kwargs):
     # The Python method of the same name (what the native queueing must equal).
-    from xstreams.client_streams import StreamCommands
+    from xstreams.client.streams import StreamCommands
 
     return StreamCommands.xadd(p, *args, **kwargs)
 

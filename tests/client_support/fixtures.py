@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import pytest
 
+from client_support.aio import Views
 from client_support.compare import set_reference_version
 from client_support.socket_backend import SocketBackend
 
@@ -149,6 +150,29 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Any]:
             close()
 
 
+#: The client APIs every client test runs through: redis-py's sync one, and the asyncio one
+#: (``xstreams.asyncio.Redis`` against ``redis.asyncio.Redis``, called through
+#: :mod:`client_support.aio`'s sync views).
+FLAVORS = ["sync", "async"]
+
+
+@pytest.fixture(params=FLAVORS)
+def flavor(request: pytest.FixtureRequest) -> str:
+    """The client API of the test (see :data:`FLAVORS`)."""
+    return request.param
+
+
+@pytest.fixture
+def views(flavor: str) -> Iterator[Optional[Views]]:
+    """The event loop of the async views (None for the sync flavor)."""
+    if flavor == "sync":
+        yield None
+        return
+    v = Views()
+    yield v
+    v.close()
+
+
 @pytest.fixture
 def redis_py() -> Any:
     """The ``redis`` package (skips the test when it is not installed)."""
@@ -156,29 +180,45 @@ def redis_py() -> Any:
 
 
 @pytest.fixture
-def ref_factory(redis_server: RedisServer, redis_py: Any) -> Iterator[Callable[..., Any]]:
-    """Make redis-py clients on the real server (its database 0 starts empty)."""
+def ref_factory(
+    redis_server: RedisServer, redis_py: Any, views: Optional[Views]
+) -> Iterator[Callable[..., Any]]:
+    """Make redis-py clients on the real server (its database 0 starts empty): sync ones,
+    or views of ``redis.asyncio`` ones for the async flavor."""
     clients = []
     first = redis_py.Redis(host=redis_server.host, port=redis_server.port)
     first.flushall()
     first.close()
 
     def make(**kwargs: Any) -> Any:
+        if views is not None:
+            import redis.asyncio
+
+            aclient = redis.asyncio.Redis(host=redis_server.host, port=redis_server.port, **kwargs)
+            clients.append(aclient)
+            return views.view(aclient)
         client = redis_py.Redis(host=redis_server.host, port=redis_server.port, **kwargs)
         clients.append(client)
         return client
 
     yield make
     for client in clients:
-        client.close()
+        if views is not None:
+            views.run(client.aclose())
+        else:
+            client.close()
 
 
 @pytest.fixture
-def xs_factory(backend: Any) -> Callable[..., Any]:
-    """Make xstreams clients on the ``backend`` store."""
+def xs_factory(backend: Any, views: Optional[Views]) -> Callable[..., Any]:
+    """Make xstreams clients on the ``backend`` store: ``xstreams.Redis``, or views of
+    ``xstreams.asyncio.Redis`` for the async flavor."""
+    from xstreams.asyncio import Redis as AsyncRedis
     from xstreams.client import Redis
 
     def make(**kwargs: Any) -> Any:
+        if views is not None:
+            return views.view(AsyncRedis(store=backend, **kwargs))
         return Redis(store=backend, **kwargs)
 
     return make

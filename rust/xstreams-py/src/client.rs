@@ -72,17 +72,52 @@ pub struct NativeClient {
 
 pub(crate) type Args<'a> = Vec<Cow<'a, [u8]>>;
 
-static FALLBACKS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// The Python objects the native layer uses, handed over by `xstreams.client.fallback`
+/// (the extension imports no Python module by name).
+pub(crate) struct Registered {
+    /// The class holding every command method in Python (`_PythonCommands`).
+    commands: Py<PyAny>,
+    /// `Pipeline.execute_command`: a pipeline class that keeps it queues natively.
+    pub(crate) pipeline_execute: Py<PyAny>,
+    /// redis-py's default XPENDING callback.
+    pub(crate) xpending_callback: Py<PyAny>,
+}
+
+static REGISTERED: PyOnceLock<Registered> = PyOnceLock::new();
+
+/// What `xstreams.client` registered (an error before it is imported).
+pub(crate) fn registered(py: Python<'_>) -> PyResult<&Registered> {
+    REGISTERED.get(py).ok_or_else(|| {
+        pyo3::exceptions::PyRuntimeError::new_err(
+            "xstreams.client is not imported: its Python methods are not registered",
+        )
+    })
+}
+
+/// Register the Python side of the client (called once, by `xstreams.client.fallback`).
+#[pyfunction]
+#[pyo3(signature = (*, commands, pipeline_execute, xpending_callback))]
+pub fn _register_client(
+    py: Python<'_>,
+    commands: Py<PyAny>,
+    pipeline_execute: Py<PyAny>,
+    xpending_callback: Py<PyAny>,
+) {
+    // A second registration (a reloaded module) keeps the first: the native classes'
+    // subclasses were built on it.
+    let _ = REGISTERED.set(
+        py,
+        Registered {
+            commands,
+            pipeline_execute,
+            xpending_callback,
+        },
+    );
+}
 
 /// The Python implementation of method `name` (`Redis.<name>` of the Python classes).
 pub(crate) fn fallback<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-    let cls = FALLBACKS.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-        Ok(py
-            .import("xstreams.client")?
-            .getattr("_PythonCommands")?
-            .unbind())
-    })?;
-    cls.bind(py).getattr(name)
+    registered(py)?.commands.bind(py).getattr(name)
 }
 
 /// Is `obj` a str equal to one of `names` (redis-py's `x in {...}` checks)?

@@ -10,7 +10,6 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList};
 use xstreams_core::command::{args as cmd_args, xpending_range, xpending_summary};
 use xstreams_core::structures::pel::{PendingRange, PendingRow, PendingSummary};
@@ -21,17 +20,10 @@ use crate::client_commands::{call_fallback, option, with_opts};
 use crate::client_sink::id_obj;
 use crate::convert::arg_bytes;
 
-static DEFAULT_XPENDING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
 /// The client's XPENDING callback when it is not redis-py's (`_parse_xpending`).
 fn custom_callback<'py>(slf: &Bound<'py, NativeClient>) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = slf.py();
-    let default = DEFAULT_XPENDING.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-        Ok(py
-            .import("xstreams.client_callbacks")?
-            .getattr("_parse_xpending")?
-            .unbind())
-    })?;
+    let default = &crate::client::registered(py)?.xpending_callback;
     let name = intern!(py, "XPENDING");
     let callbacks = slf.getattr(intern!(py, "response_callbacks"))?;
     // The client's `CaseInsensitiveDict` keeps its keys upper-case: a plain dict lookup

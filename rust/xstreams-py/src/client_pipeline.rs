@@ -10,7 +10,6 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use xstreams_core::Reply;
 
@@ -47,16 +46,32 @@ fn conv_for(name: &Bound<'_, PyAny>, tokens: &[Vec<u8>], has_options: bool) -> C
     {
         return Conv::Parse;
     }
-    match cmd.as_slice() {
-        b"XADD" | b"TYPE" => Conv::Raw,
-        b"XACK" | b"XLEN" | b"XDEL" | b"DEL" | b"EXISTS" => Conv::Int,
-        b"XRANGE" | b"XREVRANGE" => Conv::Entries,
-        b"XREAD" => Conv::Read,
-        // XREADGROUP ... CLAIM adds fields to each entry: left to the callback.
-        b"XREADGROUP" if !tokens.iter().any(|t| t.eq_ignore_ascii_case(b"CLAIM")) => Conv::Read,
-        _ => Conv::Parse,
+    // XREADGROUP ... CLAIM adds fields to each entry: left to the callback.
+    if cmd == b"XREADGROUP" && tokens.iter().any(|t| t.eq_ignore_ascii_case(b"CLAIM")) {
+        return Conv::Parse;
     }
+    NATIVE_COMMANDS
+        .iter()
+        .find(|(n, _)| n.as_bytes() == cmd.as_slice())
+        .map_or(Conv::Parse, |(_, c)| *c)
 }
+
+/// The commands whose native methods build redis-py's value themselves (the client takes
+/// the Python path for all when its callback for one of them is not redis-py's), and how
+/// a pipeline converts their replies: the one list, read by `Redis._native_config`.
+const NATIVE_COMMANDS: &[(&str, Conv)] = &[
+    ("XADD", Conv::Raw),
+    ("TYPE", Conv::Raw),
+    ("XACK", Conv::Int),
+    ("XLEN", Conv::Int),
+    ("XDEL", Conv::Int),
+    ("DEL", Conv::Int),
+    ("EXISTS", Conv::Int),
+    ("XRANGE", Conv::Entries),
+    ("XREVRANGE", Conv::Entries),
+    ("XREAD", Conv::Read),
+    ("XREADGROUP", Conv::Read),
+];
 
 /// The command's arguments for the store, as `Redis._tokens` makes them: a command name
 /// holding spaces is split into words, the rest encoded as redis-py's Encoder does.
@@ -118,6 +133,12 @@ fn convert(
 
 #[pymethods]
 impl NativeClient {
+    /// The commands whose native methods build redis-py's value themselves.
+    #[staticmethod]
+    fn _native_commands() -> Vec<&'static str> {
+        NATIVE_COMMANDS.iter().map(|(n, _)| *n).collect()
+    }
+
     /// Run a pipeline's command stack (``[(args, options), ...]``) in one store call and
     /// return one result per command (redis-py's value, or the exception of a failed
     /// command); ``None`` when this client has no native path (the caller runs it).
@@ -174,18 +195,10 @@ impl NativeClient {
 )]
 pub struct NativePipeline;
 
-static PIPELINE_EXECUTE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
 /// Does `slf` queue an XADD as `Pipeline.execute_command` would, with nothing else run?
 fn queues_directly(slf: &Bound<'_, NativePipeline>) -> PyResult<bool> {
     let py = slf.py();
-    let base = PIPELINE_EXECUTE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-        Ok(py
-            .import("xstreams.client_pipeline")?
-            .getattr("Pipeline")?
-            .getattr("execute_command")?
-            .unbind())
-    })?;
+    let base = &crate::client::registered(py)?.pipeline_execute;
     let own = slf.get_type().getattr(intern!(py, "execute_command"))?;
     if !own.is(base.bind(py)) {
         return Ok(false);

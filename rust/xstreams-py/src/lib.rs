@@ -4,6 +4,7 @@
 #![allow(unsafe_code)] // pyo3's macros expand to unsafe blocks
 
 mod arrow;
+mod blocked;
 mod client;
 mod client_commands;
 mod client_groups;
@@ -36,10 +37,12 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<store::Store>()?;
     m.add_class::<watch::Watch>()?;
+    m.add_class::<blocked::Blocked>()?;
     m.add_class::<dedup_output::DedupOutput>()?;
     m.add_class::<client::NativeClient>()?;
     m.add_class::<client_pipeline::NativePipeline>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(client::_register_client, m)?)?;
     m.add_function(wrap_pyfunction!(store::command_names, m)?)?;
     m.add_function(wrap_pyfunction!(store::auto_iid, m)?)?;
     m.add_function(wrap_pyfunction!(store::_xadd_loop, m)?)?;

@@ -40,7 +40,7 @@ pub(crate) fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> 
 /// `step` once the writes logged before its reply are durable, under `fsync="always"`
 /// ([`xstreams_core::Store::settle`]); its reply becomes the MISCONF error if they
 /// cannot be. Run while the GIL is released: the fsync may wait for other threads'.
-fn settled(store: &xstreams_core::Store, step: Step) -> Step {
+pub(crate) fn settled(store: &xstreams_core::Store, step: Step) -> Step {
     match step {
         Step::Done(r) => match store.settle() {
             Ok(()) => Step::Done(r),
@@ -357,6 +357,30 @@ impl Store {
             out.append(reply_to_py(py, r, protocol)?)?;
         }
         Ok(out.into_any().unbind())
+    }
+
+    /// Start one command without waiting for it (the asyncio client's blocking reads):
+    /// its reply as :meth:`execute_command` returns it, or a ``_Blocked`` handle when it
+    /// waits for data.
+    #[pyo3(signature = (*args, db=0, protocol=2))]
+    fn _start(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        db: usize,
+        protocol: u8,
+    ) -> PyResult<Py<PyAny>> {
+        Self::check_protocol(protocol)?;
+        let py = slf.py();
+        let items: Vec<Bound<'_, PyAny>> = args.iter().collect();
+        let owned = collect_args(py, items.iter())?;
+        let refs: Vec<&[u8]> = owned.iter().map(|c| c.as_ref()).collect();
+        crate::blocked::start(py, slf, &refs, db, protocol)
+    }
+
+    /// Whether every reply waits for an fsync (``fsync="always"`` on a durable store).
+    #[getter]
+    fn _settles(&self) -> bool {
+        self.inner.settles()
     }
 
     /// WATCH ``keys`` of database ``db``: pass the returned :class:`Watch` to

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from .client_encoding import (
+from ..exceptions import DataError
+from .encoding import (
     ConsumerT,
     EncodableT,
     FieldT,
@@ -16,7 +17,6 @@ from .client_encoding import (
     KeyT,
     StreamIdT,
 )
-from .exceptions import DataError
 
 _REF_POLICIES = frozenset({"KEEPREF", "DELREF", "ACKED"})
 _NACK_MODES = frozenset({"SILENT", "FAIL", "FATAL"})

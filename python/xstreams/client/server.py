@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple, Union
 
-from .client_encoding import EncodableT, KeyT, PatternT
+from .encoding import EncodableT, KeyT, PatternT
 
 
 class ServerCommands:

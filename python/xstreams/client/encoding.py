@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime
 from typing import Any, Callable, Union
 
-from .exceptions import DataError
+from ..exceptions import DataError
 
 # Types (same names as in redis.typing)
 EncodedT = Union[bytes, bytearray, memoryview]

@@ -12,24 +12,27 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING, Any, Dict, List, Sequence, Tuple
 
-from ._xstreams import _NativePipeline
-from .client_encoding import EMPTY_RESPONSE, KeyT, _safe_str
-from .client_keyspace import KeyspaceCommands
-from .client_server import ServerCommands
-from .client_streams import StreamCommands
-from .exceptions import ResponseError, WatchError, XStreamsError
+from .._xstreams import _NativePipeline
+from ..exceptions import ResponseError, WatchError, XStreamsError
+from .encoding import EMPTY_RESPONSE, KeyT, _safe_str
+from .keyspace import KeyspaceCommands
+from .server import ServerCommands
+from .streams import StreamCommands
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .client import Redis
+    from .base import ClientBase
 
 Stack = List[Tuple[Tuple[Any, ...], Dict[str, Any]]]
 
 
-def _annotate_exception(exception: BaseException, number: int, command: Sequence[Any]) -> None:
-    """Prefix a pipeline error with the failing command, as redis-py does."""
+def _annotate_exception(
+    exception: BaseException, number: int, command: Sequence[Any], whole_args: bool = False
+) -> None:
+    """Prefix a pipeline error with the failing command, as redis-py does (redis.asyncio
+    puts the exception's whole ``args`` tuple in the text: ``whole_args``)."""
     cmd = " ".join(map(_safe_str, command))
     short = textwrap.shorten(text=cmd, width=100, placeholder="...", break_long_words=True)
-    first = exception.args[0] if exception.args else ""
+    first = exception.args if whole_args else exception.args[0] if exception.args else ""
     msg = f"Command # {number} ({short}) of pipeline caused error: {first}"
     exception.args = (msg,) + exception.args[1:]
 
@@ -43,7 +46,10 @@ class Pipeline(_NativePipeline, StreamCommands, KeyspaceCommands, ServerCommands
     :meth:`multi`; :meth:`execute` then raises ``WatchError`` if a watched key changed.
     """
 
-    def __init__(self, client: Redis, transaction: bool, shard_hint: Any) -> None:
+    #: Error texts as redis.asyncio writes them (set by the asyncio pipeline).
+    _asyncio_errors = False
+
+    def __init__(self, client: ClientBase, transaction: bool, shard_hint: Any) -> None:
         self._client = client
         self.transaction = transaction
         self.shard_hint = shard_hint
@@ -208,7 +214,7 @@ class Pipeline(_NativePipeline, StreamCommands, KeyspaceCommands, ServerCommands
             # The transaction was discarded: raise the first command's own error.
             for i, r in enumerate(results):
                 if isinstance(r, BaseException) and i not in aborted:
-                    _annotate_exception(r, i + 1, stack[i][0])
+                    _annotate_exception(r, i + 1, stack[i][0], self._asyncio_errors)
                     raise r
             raise results[aborted[0]]
         if raise_on_error:
@@ -241,9 +247,8 @@ class Pipeline(_NativePipeline, StreamCommands, KeyspaceCommands, ServerCommands
             self._raise_first_error(stack, responses)
         return responses
 
-    @staticmethod
-    def _raise_first_error(stack: Stack, responses: List[Any]) -> None:
+    def _raise_first_error(self, stack: Stack, responses: List[Any]) -> None:
         for i, r in enumerate(responses):
             if isinstance(r, BaseException):
-                _annotate_exception(r, i + 1, stack[i][0])
+                _annotate_exception(r, i + 1, stack[i][0], self._asyncio_errors)
                 raise r

@@ -11,7 +11,8 @@ import datetime
 import warnings
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
-from .client_encoding import (
+from ..exceptions import DataError
+from .encoding import (
     NEVER_DECODE,
     AbsExpiryT,
     EncodableT,
@@ -19,7 +20,6 @@ from .client_encoding import (
     KeyT,
     PatternT,
 )
-from .exceptions import DataError
 
 
 def _at_most_one_value_set(values: Iterable[Any]) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple
 
-from .client_encoding import ResponseCallback, _str_if_bytes
+from .encoding import ResponseCallback, _str_if_bytes
 
 
 def _bool_ok(response: Any, **options: Any) -> bool:

@@ -4,6 +4,7 @@ issue-44 bench (``bench/bench_spark_cluster.py`` or a rough check by hand).
 
     python bench/spark_sink_baseline.py --url redis://127.0.0.1:6379 \\
         [--baseline-url redis://127.0.0.1:6380] [--rows 200000] [--streams 64] [--master local[2]]
+        [--partitions 4] [--only driver|executor]
 
 Functions (each runs one ``Trigger.AvailableNow`` query over a streaming DataFrame of
 ``k`` (the stream key) and ``n`` columns, returns ``{"rows", "seconds", "rows_per_s",
@@ -118,8 +119,15 @@ def driver_side_commit(
     return _run(spark, w, rows, checkpoint)
 
 
-def executor_side(spark: Any, path: str, url: str, rows: int, checkpoint: str) -> Dict[str, Any]:
-    w = _stream(spark, path).writeStream.format("xstreams").option("url", url)
+def executor_side(
+    spark: Any, path: str, url: str, rows: int, checkpoint: str, partitions: int = 0
+) -> Dict[str, Any]:
+    """``partitions``: a ``repartition`` before the sink (0: none; a store source of a
+    small batch may come as one task)."""
+    df = _stream(spark, path)
+    if partitions:
+        df = df.repartition(partitions)
+    w = df.writeStream.format("xstreams").option("url", url)
     return _run(spark, w.option("keyColumn", "k"), rows, checkpoint)
 
 
@@ -139,6 +147,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--streams", type=int, default=64)
     ap.add_argument("--master", default="local[2]")
+    ap.add_argument("--partitions", type=int, default=4, help="tasks of the executor side")
     ap.add_argument("--only", choices=["driver", "executor"])
     a = ap.parse_args()
     from pyspark.sql import SparkSession
@@ -156,14 +165,18 @@ def main() -> None:
         )  # fmt: skip
         spark.sparkContext.setLogLevel("ERROR")
         runs = [
-            ("executor", executor_side, a.url),
-            ("driver", driver_side_commit, a.baseline_url or a.url),
+            ("executor", a.url),
+            ("driver", a.baseline_url or a.url),
         ]
-        for name, fn, url in runs:
+        for name, url in runs:
             if a.only and a.only != name:
                 continue
             _flush(url)
-            got = fn(spark, src, url, a.rows, os.path.join(work, f"ck-{name}"))
+            ck = os.path.join(work, f"ck-{name}")
+            if name == "executor":
+                got = executor_side(spark, src, url, a.rows, ck, a.partitions)
+            else:
+                got = driver_side_commit(spark, src, url, a.rows, ck)
             rss = got["driver_peak_rss"]
             mib = rss / 2**20 if rss else float("nan")
             print(

@@ -412,14 +412,16 @@ def test_engine_approximate_minid_trim_with_delref(tmp_path, command):
     assert_same(before, from_logs, "reopened from the logs")
 
 
-def test_engine_empty_idmp_producer_survives_reopen(tmp_path):
+def test_engine_failed_idmp_xadd_leaves_no_producer_after_reopen(tmp_path):
+    # "idmp-failed-producer" (docs/differences.md): the failed XADD keeps no producer,
+    # before and after reopening (8.8 keeps an empty one).
     def build(s):
         s.execute_command("XADD", "s", "18446744073709551615-18446744073709551615", "f", "v")
         with pytest.raises(xstreams.ResponseError, match="exhausted"):
             s.execute_command("XADD", "s", "IDMP", "p", "i", "*", "f", "v")
 
     before, from_logs, from_snapshot = reopen_both(tmp_path, build, NOW)
-    assert b"pids-tracked\r\n:1\r\n" in before[3][2]
+    assert b"pids-tracked\r\n:0\r\n" in before[3][2]
     assert_same(before, from_snapshot, "reopened from the snapshot")
     assert_same(before, from_logs, "reopened from the logs")
 
@@ -543,3 +545,31 @@ def test_blocked_read_served_later_is_logged(tmp_path):
     r = xstreams.Store(path, clock_ms=NOW + 3)
     assert_same(before, capture(r, [0]), "blocked read served after a write")
     r.close()
+
+
+def test_delref_trim_that_deletes_nothing_still_logs_its_reference_cleanup(tmp_path):
+    """A DELREF trim that only passes tombstones deletes no entry (reply 0) but drops
+    their PEL entries ("delref-tombstones", docs/differences.md): the change is logged,
+    so the reopened store has the same PEL."""
+    path = str(tmp_path / "store")
+    store = xstreams.Store(path)
+    for cmd in (
+        ("XADD", "s", "1-0", "f", "v"),
+        ("XADD", "s", "2-0", "f", "v"),
+        ("XADD", "s", "3-0", "f", "v"),
+        ("XGROUP", "CREATE", "s", "g", "0"),
+        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"),
+        ("XDEL", "s", "1-0", "2-0"),
+    ):
+        store.execute_command(*cmd)
+    assert store.execute_command("XTRIM", "s", "MINID", "3-0", "DELREF") == 0
+    live = store.execute_command("XPENDING", "s", "g", "-", "+", "10")
+    assert [e[0] for e in live] == [b"3-0"]
+    store.close()
+    again = xstreams.Store(path, read_only=True)
+    try:
+        reopened = again.execute_command("XPENDING", "s", "g", "-", "+", "10")
+        # (ID, consumer, delivery count): the idle time moves with the clock.
+        assert [(e[0], e[1], e[3]) for e in reopened] == [(e[0], e[1], e[3]) for e in live]
+    finally:
+        again.close()

@@ -67,7 +67,8 @@ def test_readme_links_every_user_guide_page():
     assert missing == []
 
 
-def test_readme_has_the_two_commands():
+def test_readme_has_the_two_commands_and_the_wheel_size():
     text = README.read_text()
     assert "```sh\n.ci/dev demo\n```" in text
     assert "```sh\n.ci/dev test\n```" in text
+    assert re.search(r"wheel is \d+(\.\d+)? MB", text), "the README says the wheel's size"

@@ -212,7 +212,10 @@ def rdb_import(store: Store, path: Union[str, PathLike[str]]) -> dict[str, Any]:
     "skipped": [(type, count)], "functions_skipped"}``."""
 
 def rdb_export(store: Store, path: Union[str, PathLike[str]]) -> int:
-    """Write ``store`` as an RDB file redis-server 8.8 loads; returns the bytes written."""
+    """Write ``store`` as an RDB file redis-server 8.8 loads; returns the bytes written.
+
+    The file is read back and checked against the store before it takes ``path``; a
+    file that does not read back raises ``InternalError`` and nothing is written."""
 
 # Replay of persisted stores (used by xstreams.spark).
 _Files = tuple[str, str, Optional[tuple[str, int]], list[tuple[str, int]]]

@@ -594,7 +594,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     try:
         n = _progress.step(
-            f"writing {Path(args.rdb).name}",
+            f"writing {Path(args.rdb).name} and checking it",
             lambda: _xstreams.rdb_export(store, os.fspath(args.rdb)),
         )
     except OSError as e:
@@ -603,6 +603,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             "directory with room for the file",
             file=sys.stderr,
         )
+        return EXIT_FAILED
+    except xstreams.XStreamsError as e:
+        # The file is written aside, read back and checked before it takes the name:
+        # on any failure nothing is left at args.rdb.
+        print(f"xstreams export: {e}", file=sys.stderr)
         return EXIT_FAILED
     finally:
         store.close()

@@ -158,9 +158,20 @@ _CODE_CLASSES = {
 }
 
 
-def error_from_reply(line: str) -> ResponseError:
-    """Build the exception for an error reply line (without the leading ``-``)."""
-    code, _, rest = line.partition(" ")
-    message = rest if code in _REDIS_PY_STRIPPED_CODES else line
-    cls = _CODE_CLASSES.get(code, ResponseError)
+def _response_error(cls: type[ResponseError], code: str, line: str) -> ResponseError:
+    """``cls`` for the error line ``line`` of code ``code``, with redis-py's message."""
+    message = line[len(code) + 1 :] if code in _REDIS_PY_STRIPPED_CODES else line
     return cls(message, code=code, reply=line)
+
+
+def error_from_reply(line: str) -> ResponseError:
+    """Build the exception for an error reply line (without the leading ``-``), e.g. one
+    read from a socket."""
+    code = line.partition(" ")[0]
+    return _response_error(_CODE_CLASSES.get(code, ResponseError), code, line)
+
+
+def _from_kind(class_name: str, code: str, line: str) -> ResponseError:
+    """The exception for an engine error whose class and code the engine gives (the
+    extension calls this; nothing is read back from the line)."""
+    return _response_error(globals()[class_name], code, line)

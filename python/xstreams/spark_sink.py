@@ -25,6 +25,7 @@ The argument for exactly once, and what holds when Spark re-partitions a re-run 
 
 from __future__ import annotations
 
+import os
 import uuid
 from typing import Any, Iterator, List, Mapping, Optional, Tuple
 
@@ -54,7 +55,8 @@ _BATCH_MARKER_TTL_MS = 7 * 86400 * 1000  # a batch write's markers (url): a week
 
 class SinkMessage(WriterCommitMessage):
     """What a task reports: its partition, its rows, and either the (slot, key) groups it
-    wrote (``url``) or its staged file (``path``). Nothing of the rows themselves."""
+    held (``url``: written, or found written) or its staged file (``path``). Nothing of
+    the rows themselves."""
 
     def __init__(
         self,
@@ -110,7 +112,8 @@ class _Sink:
         if not self.hold >= 0:
             raise bad_option("holdStore", f"must be >= 0 seconds, got {hold!r}")
         # Tests only: the task's Python worker dies after writing this many slot groups
-        # (first attempt only), to prove a retry writes the rest once.
+        # (url) or after staging its file (path), on its first attempt only, to prove
+        # that a retry or a restart writes every row once.
         self.die_after = int_option(options, "testDieAfterGroups", None, 1)
 
     # ------------------------------------------------------------------ task side
@@ -132,6 +135,8 @@ class _Sink:
             if self.key_column is not None:
                 key_values(table, self.key_column)  # a null or empty key: refused here
             f = staged.stage(self.path, job, batch, part, attempt, table)
+            if self.die_after is not None and attempt == 0:
+                os._exit(17)  # tests: the worker dies with its file staged, unreported
             return SinkMessage(part, rows, job, staged_file=f)
         from .spark_conn import connect
         from .spark_sink_redis import TaskWrite
@@ -144,7 +149,7 @@ class _Sink:
             w.run(parts)
         finally:
             client.close()
-        return SinkMessage(part, rows, job, written=w.written, skipped=w.skipped)
+        return SinkMessage(part, rows, job, written=w.groups, skipped=w.skipped)
 
     # ---------------------------------------------------------------- driver side
 

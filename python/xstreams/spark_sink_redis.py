@@ -154,8 +154,10 @@ class TaskWrite:
         self.partition = partition
         self.expire_ms = expire_ms
         self.die_after = die_after  # tests: the worker dies after this many groups
-        # (slot, a stream key of the slot) of each group written (-1, None: not a cluster)
+        # (slot, a stream key of the slot) of each group written by this attempt, and of
+        # each group it holds, written now or found written (-1, None: not a cluster)
         self.written: List[Tuple[int, Optional[bytes]]] = []
+        self.groups: List[Tuple[int, Optional[bytes]]] = []
         self.skipped = 0
         self.rows = 0
 
@@ -176,6 +178,7 @@ class TaskWrite:
         return self.client.get_redis_connection(node)
 
     def _group(self, g: Group) -> None:
+        self.groups.append((-1, None) if g.slot is None else (g.slot, g.parts[0][0]))
         deadline = time.monotonic() + _REDIRECT_WAIT_S
         wait = 0.05
         while True:
@@ -298,9 +301,10 @@ def check_partitions(
     written: Dict[int, List[Tuple[int, Optional[bytes]]]],
     partitions: int,
 ) -> None:
-    """The driver's look after a batch: a task of this run that did not write a slot
+    """The driver's look after a batch: a task of this run that holds no rows of a slot
     must not have a marker of this batch there (a previous run of the batch, partitioned
-    otherwise, wrote those rows). ``written``: partition -> (slot, a key of the slot)."""
+    otherwise, wrote those rows). ``written``: partition -> the (slot, a key of the slot)
+    groups its task held (written, or found written)."""
     keys = {s: k for ws in written.values() for s, k in ws}
     cluster = is_cluster(client)
     todo: Dict[int, List[Tuple[int, str]]] = {}

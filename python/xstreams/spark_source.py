@@ -48,7 +48,7 @@ from .spark_io import (
     stream_keys,
     target,
 )
-from .spark_source_group import GroupReads, Limits, committed_end
+from .spark_source_group import CommitWatcher, GroupReads, Limits
 from .spark_source_server import (
     READ_CHUNK,
     ServerPartition,
@@ -134,6 +134,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._planned: List[Dict[str, str]] = []
         self._known: set = set()
         self.groups: Optional[GroupReads] = None
+        self._watcher: Optional[CommitWatcher] = None
         if self.group is not None:
             at = "0" if self.starting == "0" else self.starting
             self.groups = GroupReads(str(self.group), str(self.consumer), consumers, at)
@@ -143,6 +144,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         # Executors get the reader pickled: without the driver's connection.
         state = dict(self.__dict__)
         state["_client"] = None
+        state["_watcher"] = None
         return state
 
     # ------------------------------------------------------------------------ helpers
@@ -192,6 +194,16 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         else:
             now = self._streams_now()
         return sorted(set(now) | set(start)) if self.pattern is not None else now
+
+    def _watch(self) -> None:
+        """With the query's checkpoint: acknowledge each batch once it is committed."""
+        if self.groups is None or self.checkpoint is None or self._watcher is not None:
+            return
+        planned = self._planned
+        self._watcher = CommitWatcher(
+            self.groups, self.conn_options, str(self.checkpoint), lambda: list(planned)
+        )
+        self._watcher.start()
 
     def _remember(self, off: Dict[str, str]) -> None:
         if off not in self._planned:
@@ -344,6 +356,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         rows, nbytes = self._caps(limit)
         if self.groups is not None:
             r = self._redis()
+            self._watch()
             # Spark asks for the batch after ``start`` only once the batch ending there
             # is in its commit log: all of it may be acknowledged.
             self.groups.ack(r, streams, start)
@@ -389,6 +402,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def partitions(self, start: Dict[str, str], end: Dict[str, str]) -> List[InputPartition]:
         self._remember(end)
+        self._watch()
         live = [s for s in end if parse_id(end[s]) > parse_id(start.get(s, ZERO_ID))]
         if self.path is None:
             return self._server_partitions(live, start, end)
@@ -448,10 +462,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def stop(self) -> None:
         try:
-            if self.groups is not None and self.checkpoint is not None:
-                done = committed_end(str(self.checkpoint), self._planned)
-                if done is not None:
-                    self.groups.ack(self._redis(), list(done), done)
+            if self._watcher is not None:
+                self._watcher.stop()
         finally:
             if self._client is not None:
                 self._client.close()

@@ -14,8 +14,9 @@
 * **Acks** only of batches Spark committed: at ``commit(end)``; at ``latestOffset(start)``
   (Spark asks for the next batch only after the one ending at ``start`` is in its commit
   log: this acks the last batch of an ``AvailableNow`` run, whose final look for new
-  data is such a call); and when the query stops, the batch the checkpoint's commit log
-  names last, given ``option("checkpointLocation")`` (the query's). Each consumer's
+  data is such a call); and, given ``option("checkpointLocation")`` (the query's), as
+  soon as the checkpoint's commit log holds a batch (:class:`CommitWatcher`), which
+  covers a query stopped between triggers. Each consumer's
   pending entries up to the offset are acknowledged, nothing of other consumers.
 """
 
@@ -23,7 +24,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, List, Mapping, Optional
+import threading
+from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from .spark_io import ZERO_ID, as_text, id_max, parse_id
 from .spark_source_server import READ_CHUNK, entry_size, group_reply_entries
@@ -184,6 +186,70 @@ class GroupReads:
                     if len(pend) < READ_CHUNK:
                         break
         return done
+
+
+class CommitWatcher:
+    """Acknowledges each batch as soon as the query's commit log holds it: a thread of
+    the driver's reader process reads ``<checkpoint>/commits`` every ``every`` seconds
+    (Spark stops that process soon after ``query.stop()``, so waiting for ``stop()``
+    alone could miss the last batch)."""
+
+    def __init__(
+        self,
+        groups: GroupReads,
+        conn_options: Mapping[str, Any],
+        checkpoint: str,
+        planned: Callable[[], List[Dict[str, str]]],
+        every: float = 0.2,
+    ) -> None:
+        self.groups = groups
+        self.conn_options = dict(conn_options)
+        self.checkpoint = checkpoint
+        self.planned = planned
+        self.every = every
+        self._done: Optional[Dict[str, str]] = None
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="xstreams-acks", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def check(self) -> None:
+        """Acknowledge up to the last committed batch this reader planned, once."""
+        from .spark_conn import connect
+
+        with self._lock:
+            off = committed_end(self.checkpoint, self.planned())
+            if off is None or off == self._done:
+                return
+            if self._client is None:
+                self._client = connect(self.conn_options)
+            self.groups.ack(self._client, list(off), off)
+            self._done = off
+
+    def _run(self) -> None:
+        while not self._halt.wait(self.every):
+            try:
+                self.check()
+            except Exception:  # noqa: BLE001 - a server away: the next look retries
+                with self._lock:
+                    if self._client is not None:
+                        self._client.close()
+                        self._client = None
+
+    def stop(self) -> None:
+        self._halt.set()
+        if self._thread.is_alive():
+            self._thread.join(5)
+        try:
+            self.check()
+        finally:
+            with self._lock:
+                if self._client is not None:
+                    self._client.close()
+                    self._client = None
 
 
 def committed_end(checkpoint: str, planned: List[Dict[str, str]]) -> Optional[Dict[str, str]]:

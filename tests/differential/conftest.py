@@ -117,3 +117,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
         tr.write_line(f"  {k[7:]}: {stats[k]} commands")
     per_cmd = sorted((k[4:], v) for k, v in stats.items() if k.startswith("cmd:"))
     tr.write_line("  " + ", ".join(f"{k}={v}" for k, v in per_cmd))
+    repaired = sorted((k[11:], v) for k, v in stats.items() if k.startswith("deliberate:"))
+    tr.write_line(
+        "  deliberate differences repaired (docs/differences.md): "
+        + (", ".join(f"{k}={v}" for k, v in repaired) or "none")
+    )

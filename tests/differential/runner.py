@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
-from . import compare, resp
+from . import compare, deliberate, resp
 from .generator import ALL_KEYS, Cmd, GenConfig, Generator
 from .resp import ARRAY, BULK, Reply
 from .servers import Target
@@ -84,6 +84,8 @@ class Session:
     t0: float = 0.0
     idmap: compare.IdMap = field(default_factory=compare.IdMap)
     index: int = 0
+    #: The deliberate differences repaired so far, in order (see deliberate.py).
+    repaired: List[str] = field(default_factory=list)
 
     def start(self) -> None:
         self.oracle.reset(self.config, self.protocol)
@@ -92,6 +94,7 @@ class Session:
         self.t0 = time.monotonic()
         self.idmap = compare.IdMap()
         self.index = 0
+        self.repaired = []
 
     def now_est(self) -> int:
         return self.base_ms + int((time.monotonic() - self.t0) * 1000)
@@ -191,6 +194,11 @@ class Session:
 
     def after(self, cmd: Cmd, out: Outcome, gen: Optional[Generator]) -> None:
         """Refresh the generator's model (oracle only) and the id map after a write."""
+        # A deliberate difference (docs/differences.md) this command hit: the oracle is
+        # brought to the fixed state, only after its named check (deliberate.py).
+        for name in deliberate.reconcile(self, cmd.name, out.args, out.oracle, out.target):
+            self.repaired.append(name)
+            STATS[f"deliberate:{name}"] += 1
         if gen is not None:
             gen.observe(cmd, out.oracle)
         if not cmd.write or out.oracle.is_error:

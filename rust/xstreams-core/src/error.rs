@@ -3,14 +3,116 @@
 
 use std::fmt;
 
-/// A command error: the complete error line, e.g. `ERR syntax error` or
-/// `WRONGTYPE Operation against a key holding the wrong kind of value`.
+/// The family of a command error: its Redis error code and, for `ERR`, which kind of
+/// `ERR` it is. Callers (the Python binding's exception classes, the tests) branch on it;
+/// nobody reads the family back out of the text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// `ERR` of no family below (most argument errors of a single command).
+    Other,
+    /// `ERR syntax error` and its variants (`syntax error, ...`).
+    Syntax,
+    /// `ERR value is not an integer or out of range` / `ERR value is out of range`, and
+    /// the other numeric-argument range errors.
+    OutOfRange,
+    /// `ERR Invalid stream ID specified as stream command argument`.
+    InvalidStreamId,
+    /// `ERR wrong number of arguments for '...' command`.
+    Arity,
+    /// `ERR unknown command` / `unknown subcommand` / `missing subcommand`.
+    UnknownCommand,
+    /// `ERR no such key`.
+    NoSuchKey,
+    /// `ERR the store was closed`.
+    Closed,
+    /// `WRONGTYPE`: the key holds a value of another type.
+    WrongType,
+    /// `NOGROUP`: no such key or consumer group.
+    NoGroup,
+    /// `BUSYGROUP`: the consumer group exists.
+    BusyGroup,
+    /// `BUSYKEY`: RESTORE's target key exists.
+    BusyKey,
+    /// `OOM`: `maxmemory` reached under `noeviction`.
+    Oom,
+    /// `EXECABORT`: an atomic batch was discarded.
+    ExecAbort,
+    /// `READONLY`: a write on a store opened read-only.
+    ReadOnly,
+    /// `MISCONF`: a durable store's log cannot be written.
+    Misconf,
+}
+
+impl ErrorKind {
+    /// The Redis error code: the first word of the line.
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::WrongType => "WRONGTYPE",
+            ErrorKind::NoGroup => "NOGROUP",
+            ErrorKind::BusyGroup => "BUSYGROUP",
+            ErrorKind::BusyKey => "BUSYKEY",
+            ErrorKind::Oom => "OOM",
+            ErrorKind::ExecAbort => "EXECABORT",
+            ErrorKind::ReadOnly => "READONLY",
+            ErrorKind::Misconf => "MISCONF",
+            ErrorKind::Other
+            | ErrorKind::Syntax
+            | ErrorKind::OutOfRange
+            | ErrorKind::InvalidStreamId
+            | ErrorKind::Arity
+            | ErrorKind::UnknownCommand
+            | ErrorKind::NoSuchKey
+            | ErrorKind::Closed => "ERR",
+        }
+    }
+}
+
+/// A command error: its family ([`ErrorKind`]) and the complete error line, e.g.
+/// `ERR syntax error` or `WRONGTYPE Operation against a key holding the wrong kind of
+/// value`. Every one is made by a constructor of this file.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CmdError(pub String);
+pub struct CmdError {
+    kind: ErrorKind,
+    line: String,
+}
+
+impl CmdError {
+    /// The family of the error.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+    /// The complete error line (without RESP's leading `-`).
+    pub fn line(&self) -> &str {
+        &self.line
+    }
+    /// The complete error line, owned.
+    pub fn into_line(self) -> String {
+        self.line
+    }
+    /// The error code (the line's first word), from the kind.
+    pub fn code(&self) -> &'static str {
+        self.kind.code()
+    }
+    /// The line after its code (what redis-py shows for codes it strips).
+    pub fn message(&self) -> &str {
+        let code = self.kind.code();
+        self.line
+            .strip_prefix(code)
+            .and_then(|r| r.strip_prefix(' '))
+            .unwrap_or(&self.line)
+    }
+    fn of(kind: ErrorKind, line: impl Into<String>) -> Self {
+        CmdError {
+            kind,
+            line: line.into(),
+        }
+    }
+}
 
 impl fmt::Display for CmdError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.line)
     }
 }
 
@@ -73,7 +175,10 @@ impl CmdError {
     /// A durable store's log could not be written or fsynced: writes are refused until a
     /// retry succeeds (or, after a failed fsync under `always`, the store reopens).
     pub fn misconf(e: impl fmt::Display) -> Self {
-        CmdError::coded(format!("MISCONF Errors writing to the AOF file: {e}"))
+        CmdError::of(
+            ErrorKind::Misconf,
+            sanitize(format!("MISCONF Errors writing to the AOF file: {e}")),
+        )
     }
 }
 
@@ -122,43 +227,67 @@ fn sanitize(mut s: String) -> String {
 }
 
 impl CmdError {
-    /// An error whose text starts with its own code (`-NOGROUP ...` in Redis's source).
-    pub fn coded(line: impl Into<String>) -> Self {
-        CmdError(sanitize(line.into()))
+    /// An error of family `kind` whose text starts with its own code (`-NOGROUP ...` in
+    /// Redis's source).
+    fn coded(kind: ErrorKind, line: impl Into<String>) -> Self {
+        CmdError::of(kind, sanitize(line.into()))
     }
 
     /// A generic error: Redis prefixes `ERR ` when the text has no code of its own.
     pub fn err(msg: impl Into<String>) -> Self {
-        CmdError(format!("ERR {}", sanitize(msg.into())))
+        CmdError::err_of(ErrorKind::Other, msg)
     }
 
-    /// The error code (first word).
-    pub fn code(&self) -> &str {
-        self.0.split(' ').next().unwrap_or("ERR")
+    /// An `ERR` of family `kind`.
+    fn err_of(kind: ErrorKind, msg: impl Into<String>) -> Self {
+        CmdError::of(kind, format!("ERR {}", sanitize(msg.into())))
+    }
+
+    /// The store was closed (a blocked caller, or any later command).
+    pub fn closed() -> Self {
+        CmdError::of(ErrorKind::Closed, CLOSED_ERROR)
+    }
+    /// A write on a store opened read-only.
+    pub fn read_only() -> Self {
+        CmdError::of(ErrorKind::ReadOnly, READ_ONLY_ERROR)
+    }
+    /// The commands of an atomic batch were discarded because one was rejected.
+    pub fn exec_abort() -> Self {
+        CmdError::of(ErrorKind::ExecAbort, EXECABORT)
     }
 
     pub fn syntax() -> Self {
-        CmdError("ERR syntax error".into())
+        CmdError::of(ErrorKind::Syntax, "ERR syntax error")
     }
     pub fn not_integer() -> Self {
-        CmdError("ERR value is not an integer or out of range".into())
+        CmdError::of(
+            ErrorKind::OutOfRange,
+            "ERR value is not an integer or out of range",
+        )
     }
     pub fn out_of_range() -> Self {
-        CmdError("ERR value is out of range".into())
+        CmdError::of(ErrorKind::OutOfRange, "ERR value is out of range")
     }
     pub fn wrong_type() -> Self {
-        CmdError("WRONGTYPE Operation against a key holding the wrong kind of value".into())
+        CmdError::of(
+            ErrorKind::WrongType,
+            "WRONGTYPE Operation against a key holding the wrong kind of value",
+        )
     }
     pub fn no_such_key() -> Self {
-        CmdError("ERR no such key".into())
+        CmdError::of(ErrorKind::NoSuchKey, "ERR no such key")
     }
     pub fn invalid_stream_id() -> Self {
-        CmdError::err("Invalid stream ID specified as stream command argument")
+        CmdError::err_of(
+            ErrorKind::InvalidStreamId,
+            "Invalid stream ID specified as stream command argument",
+        )
     }
     pub fn arity(fullname: &str) -> Self {
-        CmdError::err(format!(
-            "wrong number of arguments for '{fullname}' command"
-        ))
+        CmdError::err_of(
+            ErrorKind::Arity,
+            format!("wrong number of arguments for '{fullname}' command"),
+        )
     }
     pub fn unknown_command(name: &[u8], args: &[&[u8]]) -> Self {
         let mut msg = format!("unknown command '{}'", c_arg128(name));
@@ -177,22 +306,31 @@ impl CmdError {
             }
             msg.push_str(&format!(", with args beginning with: {list}"));
         }
-        CmdError::err(msg)
+        CmdError::err_of(ErrorKind::UnknownCommand, msg)
     }
     pub fn unknown_subcommand(sub: &[u8], container_upper: &str) -> Self {
-        CmdError::err(format!(
-            "unknown subcommand '{}'. Try {container_upper} HELP.",
-            c_arg128(sub)
-        ))
+        CmdError::err_of(
+            ErrorKind::UnknownCommand,
+            format!(
+                "unknown subcommand '{}'. Try {container_upper} HELP.",
+                c_arg128(sub)
+            ),
+        )
     }
     pub fn missing_subcommand(container_upper: &str) -> Self {
-        CmdError::err(format!("missing subcommand. Try {container_upper} HELP."))
+        CmdError::err_of(
+            ErrorKind::UnknownCommand,
+            format!("missing subcommand. Try {container_upper} HELP."),
+        )
     }
     pub fn subcommand_syntax(sub: &[u8], container_upper: &str) -> Self {
-        CmdError::err(format!(
+        CmdError::err_of(
+            ErrorKind::UnknownCommand,
+            format!(
             "unknown subcommand or wrong number of arguments for '{}'. Try {container_upper} HELP.",
             c_arg128(sub)
-        ))
+        ),
+        )
     }
     pub fn timeout_not_integer() -> Self {
         CmdError::err("timeout is not an integer or out of range")
@@ -235,7 +373,10 @@ impl CmdError {
         CmdError::err("Elements are too large to be stored")
     }
     pub fn maxlen_minid_together() -> Self {
-        CmdError::err("syntax error, MAXLEN and MINID options at the same time are not compatible")
+        CmdError::err_of(
+            ErrorKind::Syntax,
+            "syntax error, MAXLEN and MINID options at the same time are not compatible",
+        )
     }
     pub fn maxlen_negative() -> Self {
         CmdError::err("The MAXLEN argument must be >= 0.")
@@ -244,28 +385,52 @@ impl CmdError {
         CmdError::err("The LIMIT argument must be >= 0.")
     }
     pub fn limit_without_strategy() -> Self {
-        CmdError::err("syntax error, LIMIT cannot be used without specifying a trimming strategy")
+        CmdError::err_of(
+            ErrorKind::Syntax,
+            "syntax error, LIMIT cannot be used without specifying a trimming strategy",
+        )
     }
     pub fn limit_without_tilde() -> Self {
-        CmdError::err("syntax error, LIMIT cannot be used without the special ~ option")
+        CmdError::err_of(
+            ErrorKind::Syntax,
+            "syntax error, LIMIT cannot be used without the special ~ option",
+        )
     }
     pub fn xtrim_without_strategy() -> Self {
-        CmdError::err("syntax error, XTRIM must be called with a trimming strategy")
+        CmdError::err_of(
+            ErrorKind::Syntax,
+            "syntax error, XTRIM must be called with a trimming strategy",
+        )
     }
     pub fn idmp_twice() -> Self {
-        CmdError::err("syntax error, IDMP/IDMPAUTO specified multiple times")
+        CmdError::err_of(
+            ErrorKind::Syntax,
+            "syntax error, IDMP/IDMPAUTO specified multiple times",
+        )
     }
     pub fn idmpauto_empty_pid() -> Self {
-        CmdError::err("syntax error, IDMPAUTO requires a non-empty producer ID")
+        CmdError::err_of(
+            ErrorKind::Syntax,
+            "syntax error, IDMPAUTO requires a non-empty producer ID",
+        )
     }
     pub fn idmp_empty_pid() -> Self {
-        CmdError::err("syntax error, IDMP requires a non-empty producer ID")
+        CmdError::err_of(
+            ErrorKind::Syntax,
+            "syntax error, IDMP requires a non-empty producer ID",
+        )
     }
     pub fn idmp_empty_iid() -> Self {
-        CmdError::err("syntax error, IDMP requires a non-empty idempotent ID")
+        CmdError::err_of(
+            ErrorKind::Syntax,
+            "syntax error, IDMP requires a non-empty idempotent ID",
+        )
     }
     pub fn idmp_needs_auto_id() -> Self {
-        CmdError::err("syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs")
+        CmdError::err_of(
+            ErrorKind::Syntax,
+            "syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs",
+        )
     }
     pub fn numids_positive() -> Self {
         CmdError::err("Number of IDs must be a positive integer")
@@ -323,25 +488,34 @@ impl CmdError {
         CmdError::err("Missing GROUP option for XREADGROUP")
     }
     pub fn nogroup_xreadgroup(key: &[u8], group: &[u8]) -> Self {
-        CmdError::coded(format!(
-            "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
-            c_arg(key),
-            c_arg(group)
-        ))
+        CmdError::coded(
+            ErrorKind::NoGroup,
+            format!(
+                "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
+                c_arg(key),
+                c_arg(group)
+            ),
+        )
     }
     pub fn nogroup_key_or_group(key: &[u8], group: &[u8]) -> Self {
-        CmdError::coded(format!(
-            "NOGROUP No such key '{}' or consumer group '{}'",
-            c_arg(key),
-            c_arg(group)
-        ))
+        CmdError::coded(
+            ErrorKind::NoGroup,
+            format!(
+                "NOGROUP No such key '{}' or consumer group '{}'",
+                c_arg(key),
+                c_arg(group)
+            ),
+        )
     }
     pub fn nogroup_for_key(group: &[u8], key: &[u8]) -> Self {
-        CmdError::coded(format!(
-            "NOGROUP No such consumer group '{}' for key name '{}'",
-            c_arg(group),
-            c_arg(key)
-        ))
+        CmdError::coded(
+            ErrorKind::NoGroup,
+            format!(
+                "NOGROUP No such consumer group '{}' for key name '{}'",
+                c_arg(group),
+                c_arg(key)
+            ),
+        )
     }
     pub fn dollar_in_xreadgroup() -> Self {
         CmdError::err("The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set.")
@@ -359,7 +533,10 @@ impl CmdError {
         CmdError::err("value for ENTRIESREAD must be positive or -1")
     }
     pub fn busygroup() -> Self {
-        CmdError("BUSYGROUP Consumer Group name already exists".into())
+        CmdError::of(
+            ErrorKind::BusyGroup,
+            "BUSYGROUP Consumer Group name already exists",
+        )
     }
     pub fn xclaim_min_idle() -> Self {
         CmdError::err("Invalid min-idle-time argument for XCLAIM")
@@ -398,7 +575,7 @@ impl CmdError {
         CmdError::err(format!("Unrecognized XNACK option '{}'", c_arg(opt)))
     }
     pub fn xnack_expected_ids() -> Self {
-        CmdError::err("syntax error, expected IDS keyword")
+        CmdError::err_of(ErrorKind::Syntax, "syntax error, expected IDS keyword")
     }
     pub fn xcfgset_duration_twice() -> Self {
         CmdError::err("IDMP-DURATION specified multiple times")
@@ -430,7 +607,10 @@ impl CmdError {
 
     // DUMP / RESTORE (redis-server's cluster.c) and RDB files.
     pub fn busykey() -> Self {
-        CmdError("BUSYKEY Target key name already exists.".into())
+        CmdError::of(
+            ErrorKind::BusyKey,
+            "BUSYKEY Target key name already exists.",
+        )
     }
     pub fn restore_invalid_ttl() -> Self {
         CmdError::err("Invalid TTL value, must be >= 0")
@@ -463,7 +643,7 @@ pub const MAXMEMORY_POLICY: &str = "argument must be 'noeviction' (xstreams neve
 impl CmdError {
     /// The OOM error of `maxmemory` under `noeviction`.
     pub fn oom() -> Self {
-        CmdError(OOM.into())
+        CmdError::of(ErrorKind::Oom, OOM)
     }
 }
 
@@ -495,7 +675,7 @@ impl CmdError {
     }
     /// CONFIG REWRITE without a configuration file.
     pub fn no_config_file() -> Self {
-        CmdError::coded(NO_CONFIG_FILE)
+        CmdError::of(ErrorKind::Other, NO_CONFIG_FILE)
     }
 }
 /// The `DataError` texts of the Python API, as redis-py raises them for the same bad

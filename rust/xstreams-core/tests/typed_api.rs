@@ -225,11 +225,11 @@ fn maxcount_and_maxsize_argument_errors() {
         other => panic!("not an error: {other:?}"),
     };
     let e = err(s.execute(&[b"XREAD", b"MAXCOUNT", b"0", b"STREAMS", b"a", b"0"]));
-    assert_eq!(e, CmdError::maxcount_not_positive().0);
+    assert_eq!(e, CmdError::maxcount_not_positive().into_line());
     let e = err(s.execute(&[b"XREAD", b"MAXCOUNT", b"x", b"STREAMS", b"a", b"0"]));
-    assert_eq!(e, CmdError::not_integer().0);
+    assert_eq!(e, CmdError::not_integer().into_line());
     let e = err(s.execute(&[b"XREAD", b"MAXSIZE", b"-1", b"STREAMS", b"a", b"0"]));
-    assert_eq!(e, CmdError::maxsize_not_positive().0);
+    assert_eq!(e, CmdError::maxsize_not_positive().into_line());
     let e = err(s.execute(&[
         b"XREAD",
         b"COUNT",
@@ -240,7 +240,7 @@ fn maxcount_and_maxsize_argument_errors() {
         b"a",
         b"0",
     ]));
-    assert_eq!(e, CmdError::maxcount_below_count().0);
+    assert_eq!(e, CmdError::maxcount_below_count().into_line());
 }
 
 #[test]

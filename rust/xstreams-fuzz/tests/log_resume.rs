@@ -197,7 +197,7 @@ fn records_logged_while_stopped_keep_their_order() {
 }
 
 /// 40,000 rows of 200 bytes: about 10 MB of log, several written-ahead chunks.
-fn big_batch(s: &Store, vals: &[Vec<u8>]) -> Result<(), String> {
+fn big_batch(s: &Store, vals: &[Vec<u8>]) -> Result<(), xstreams_core::CmdError> {
     let rows = XaddRows {
         len: vals.len(),
         key: Some(Col::Const(b"s")),

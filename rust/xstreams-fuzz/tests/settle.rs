@@ -130,13 +130,13 @@ fn a_failed_fsync_is_the_replies_error_for_good() {
     assert!(is_id(&xadd(&s, "a")));
     disk.freeze();
     let e = s.settle().unwrap_err();
-    assert!(misconf(&e.0), "{}", e.0);
+    assert!(misconf(e.line()), "{}", e.line());
     // Later writes are refused, and nothing logged before can become durable: every
     // later reply is the error (redis-server exits), even once the disk works again.
     disk.thaw();
     std::thread::sleep(xstreams_core::store::persist::RETRY_EVERY);
     assert!(matches!(xadd(&s, "a"), Reply::Error(e) if misconf(&e)));
-    assert!(misconf(&s.settle().unwrap_err().0));
+    assert!(misconf(&s.settle().unwrap_err().into_line()));
     s.close();
     let _ = std::fs::remove_dir_all(&dir);
 }

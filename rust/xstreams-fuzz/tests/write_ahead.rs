@@ -78,7 +78,7 @@ fn run_step(
     };
     let after = disk.ops();
     if let Err(e) = &res {
-        assert!(e.starts_with("MISCONF"), "{e}");
+        assert!(e.line().starts_with("MISCONF"), "{e}");
     }
     (store, before, after, res.is_ok())
 }

@@ -35,7 +35,7 @@ use xstreams_core::store::Session;
 use xstreams_core::{CmdError, Reply};
 
 use crate::convert::{arg_bytes, reply_to_py};
-use crate::errors::{internal_err, reply_err};
+use crate::errors::{cmd_err, internal_err, reply_err};
 use crate::store::{guarded, panic_text, Store};
 
 /// The shape redis-py gives XREAD/XREADGROUP replies for a client configuration.
@@ -312,7 +312,7 @@ pub(crate) fn locked<R: Send>(
     work: impl FnOnce(&mut Session<'_>) -> Result<R, CmdError> + Send,
 ) -> PyResult<R> {
     if f.db >= NUM_DBS {
-        return Err(reply_err(py, &CmdError::db_index_out_of_range().0));
+        return Err(cmd_err(py, &CmdError::db_index_out_of_range()));
     }
     let store = f.store.get().core();
     // Under fsync="always" the reply waits for an fsync (`settle`, after the session
@@ -330,7 +330,7 @@ pub(crate) fn locked<R: Send>(
             store.settle().map(|()| r)
         })?,
     };
-    done.map_err(|e| reply_err(py, &e.0))
+    done.map_err(|e| cmd_err(py, &e))
 }
 
 /// [`locked`] for short work that creates Python objects as it goes: when the store is
@@ -354,7 +354,7 @@ pub(crate) fn locked_here<'py, R>(
         Ok(r) => r,
         Err(p) => return Some(Err(internal_err(py, panic_text(p)))),
     };
-    Some(done.map_err(|e| reply_err(py, &e.0)))
+    Some(done.map_err(|e| cmd_err(py, &e)))
 }
 
 /// Run a command given as arguments that never blocks, in one store session (see

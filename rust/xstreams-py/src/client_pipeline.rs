@@ -16,7 +16,7 @@ use xstreams_core::Reply;
 
 use crate::client::{fallback, int_reply, raw, read_reply, stream_list, Fast, NativeClient};
 use crate::convert::{arg_bytes, reply_to_py};
-use crate::errors::{reply_err, reply_error};
+use crate::errors::{cmd_err, reply_error};
 use crate::store::guarded;
 
 /// How a queued command's reply becomes redis-py's value.
@@ -149,7 +149,7 @@ impl NativeClient {
             // Under fsync="always": durable before any reply is returned.
             core.settle().map(|()| replies)
         })?
-        .map_err(|e| reply_err(py, &e.0))?
+        .map_err(|e| cmd_err(py, &e))?
         .expect("a batch without a watch always runs");
         let out = PyList::empty(py);
         for (r, (conv, name, options)) in replies.iter().zip(&how) {

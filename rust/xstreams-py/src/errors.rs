@@ -3,6 +3,7 @@
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyAny;
+use xstreams_core::error::{CmdError, ErrorKind};
 
 static ERROR_FROM_REPLY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static INTERNAL_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -22,7 +23,8 @@ fn exceptions_attr(
     Ok(v)
 }
 
-/// The exception instance for an error reply line (`ERR ...`, `WRONGTYPE ...`).
+/// The exception instance for an error reply line (`ERR ...`, `WRONGTYPE ...`) that
+/// reaches the binding as text (an error inside a reply value).
 pub fn reply_error<'py>(py: Python<'py>, line: &str) -> PyResult<Bound<'py, PyAny>> {
     let f = exceptions_attr(py, &ERROR_FROM_REPLY, "error_from_reply")?;
     f.bind(py).call1((line,))
@@ -33,6 +35,30 @@ pub fn reply_err(py: Python<'_>, line: &str) -> PyErr {
     match reply_error(py, line) {
         Ok(exc) => PyErr::from_value(exc),
         Err(e) => e,
+    }
+}
+
+static FROM_KIND: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The `xstreams.exceptions` class of each family of core error (by name; a family with
+/// no class of its own is a plain `ResponseError`).
+fn class_of(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::WrongType => "WrongTypeError",
+        ErrorKind::NoGroup => "NoGroupError",
+        ErrorKind::BusyGroup => "BusyGroupError",
+        _ => "ResponseError",
+    }
+}
+
+/// A `PyErr` raising the exception for a core error: its class from the error's kind,
+/// its code and message from the error itself (nothing parsed from the line).
+pub fn cmd_err(py: Python<'_>, e: &CmdError) -> PyErr {
+    match exceptions_attr(py, &FROM_KIND, "_from_kind")
+        .and_then(|f| f.bind(py).call1((class_of(e.kind()), e.code(), e.line())))
+    {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(err) => err,
     }
 }
 

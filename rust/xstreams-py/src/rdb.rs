@@ -8,9 +8,10 @@ use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use xstreams_core::command::RestoreArgs;
+use xstreams_core::interop::export::verify_file;
 use xstreams_core::keyspace::rdb::file;
 
-use crate::errors::reply_err;
+use crate::errors::{internal_err, reply_err};
 use crate::store::{guarded, Store};
 
 enum ImportFailure {
@@ -72,7 +73,7 @@ pub fn rdb_import<'py>(
             (Ok(s), None) => core
                 .settle()
                 .map(|()| (keys, s))
-                .map_err(|e| ImportFailure::Key(e.0)),
+                .map_err(|e| ImportFailure::Key(e.into_line())),
         }
     })?;
     let (keys, summary) = match res {
@@ -91,19 +92,48 @@ pub fn rdb_import<'py>(
     Ok(d)
 }
 
+/// Why an export wrote nothing.
+enum ExportFailure {
+    Io(String),
+    /// The file written did not read back as the store (a bug of the writer).
+    Check(String),
+}
+
 /// Write every key of ``store`` (expired keys left out) as an RDB file redis-server 8.8
-/// loads, at ``path`` (written to a temporary file, then renamed). Returns the bytes
-/// written.
+/// loads, at ``path``: written to a temporary file, read back from the disk with the
+/// project's own loader and checked against the store, then renamed. Returns the bytes
+/// written. Raises ``OSError`` when the file cannot be written and ``InternalError`` when
+/// it does not read back as the store (the temporary file is removed; nothing is left
+/// at ``path``).
 #[pyfunction]
 pub fn rdb_export(py: Python<'_>, store: &Bound<'_, Store>, path: PathBuf) -> PyResult<usize> {
     let core = store.get().core();
-    let res = guarded(py, || -> std::io::Result<usize> {
+    let res = guarded(py, || -> Result<usize, ExportFailure> {
+        let io = |e: std::io::Error| ExportFailure::Io(e.to_string());
         let now = core.now_ms();
         let bytes = core.with_keyspace(|ks| file::write_file(ks, now));
         let tmp = path.with_extension("rdb.tmp");
-        std::fs::write(&tmp, &bytes)?;
-        std::fs::rename(&tmp, &path)?;
+        std::fs::write(&tmp, &bytes).map_err(io)?;
+        let checked = std::fs::read(&tmp).map_err(io).and_then(|back| {
+            core.with_keyspace(|ks| verify_file(&back, ks, now))
+                .map_err(ExportFailure::Check)
+        });
+        if let Err(e) = checked {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        std::fs::rename(&tmp, &path).map_err(io)?;
         Ok(bytes.len())
     })?;
-    res.map_err(|e| PyOSError::new_err(e.to_string()))
+    res.map_err(|e| match e {
+        ExportFailure::Io(m) => PyOSError::new_err(m),
+        ExportFailure::Check(m) => internal_err(
+            py,
+            format!(
+                "the RDB file written did not read back as the store ({m}); it was removed \
+                 and {} was not written (a bug, please report it)",
+                path.display()
+            ),
+        ),
+    })
 }

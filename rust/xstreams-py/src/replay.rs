@@ -15,7 +15,7 @@ use xstreams_core::{Config, StreamId};
 
 use crate::arrow::{entries_to_py_list, schema_arg, EntriesShape};
 use crate::convert::arg_bytes;
-use crate::errors::{persist_err, reply_err};
+use crate::errors::{cmd_err, persist_err};
 use crate::store::guarded;
 
 type FilesTuple = (String, String, Option<(String, u64)>, Vec<(String, u64)>);
@@ -24,7 +24,7 @@ type PartTuple = (Vec<u8>, String, String, String, u64);
 fn read_err(py: Python<'_>, e: ReadError) -> PyErr {
     match e {
         ReadError::Store(e) => persist_err(py, &e),
-        ReadError::Reply(line) => reply_err(py, &line),
+        ReadError::Reply(e) => cmd_err(py, &e),
     }
 }
 
@@ -140,12 +140,12 @@ pub fn _replay_plan<'py>(
     }
     let start = match start {
         Some(s) => xstreams_core::command::args::range_start(&arg_bytes(py, s)?)
-            .map_err(|e| reply_err(py, &e.0))?,
+            .map_err(|e| cmd_err(py, &e))?,
         None => StreamId::MIN,
     };
     let end = match end {
         Some(s) => xstreams_core::command::args::range_end(&arg_bytes(py, s)?)
-            .map_err(|e| reply_err(py, &e.0))?,
+            .map_err(|e| cmd_err(py, &e))?,
         None => StreamId::MAX,
     };
     let group = match group {

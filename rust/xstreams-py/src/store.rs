@@ -15,7 +15,7 @@ use xstreams_core::store::Step;
 use xstreams_core::{Config, Reply};
 
 use crate::convert::{arg_bytes, reply_to_py};
-use crate::errors::{internal_err, persist_err, reply_err};
+use crate::errors::{cmd_err, internal_err, persist_err, reply_err};
 use crate::watch::Watch;
 
 /// How long a blocked read sleeps between checks for Python signals (Ctrl-C).
@@ -348,7 +348,7 @@ impl Store {
             drop(guards);
             store.settle().map(|()| replies)
         })?
-        .map_err(|e| reply_err(py, &e.0))?;
+        .map_err(|e| cmd_err(py, &e))?;
         let Some(replies) = replies else {
             return Ok(py.None());
         };
@@ -364,13 +364,13 @@ impl Store {
     #[pyo3(signature = (*keys, db=0))]
     fn watch(&self, py: Python<'_>, keys: &Bound<'_, PyTuple>, db: usize) -> PyResult<Watch> {
         if keys.is_empty() {
-            return Err(reply_err(py, &xstreams_core::CmdError::arity("watch").0));
+            return Err(cmd_err(py, &xstreams_core::CmdError::arity("watch")));
         }
         let items: Vec<Bound<'_, PyAny>> = keys.iter().collect();
         let owned = collect_args(py, items.iter())?;
         let refs: Vec<&[u8]> = owned.iter().map(|c| c.as_ref()).collect();
         let store = &self.inner;
-        let w = guarded(py, || store.watch(db, &refs))?.map_err(|e| reply_err(py, &e.0))?;
+        let w = guarded(py, || store.watch(db, &refs))?.map_err(|e| cmd_err(py, &e))?;
         Ok(Watch::new(w, db))
     }
 
@@ -439,7 +439,7 @@ impl Store {
             store.sweep();
             store.settle()
         })?
-        .map_err(|e| reply_err(py, &e.0))
+        .map_err(|e| cmd_err(py, &e))
     }
 
     /// Close the store: blocked readers wake with an error; later commands fail.
@@ -495,5 +495,5 @@ pub fn _xadd_loop(
         xstreams_core::limit::xadd_loop(core, db, key, size, off, n)?;
         core.settle()
     })?
-    .map_err(|e| reply_err(py, &e.0))
+    .map_err(|e| cmd_err(py, &e))
 }

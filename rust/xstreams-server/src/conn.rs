@@ -50,7 +50,7 @@ impl Session {
                     return Flow::Close;
                 }
                 self.count_rejected(slot);
-                self.reject(out, &e.0);
+                self.reject(out, e.line());
                 return Flow::Next;
             }
         };

@@ -264,7 +264,7 @@ mod tests {
     fn set_names_fail_in_redis_order() {
         let known = |n: &str| n == "a" || n == "imm";
         let imm = |n: &str| n == "imm";
-        let err = |pairs: &[&str]| check_set_names(pairs, known, imm).unwrap_err().0;
+        let err = |pairs: &[&str]| check_set_names(pairs, known, imm).unwrap_err().into_line();
         assert_eq!(
             err(&["x", "1"]),
             "ERR Unknown option or number of arguments for CONFIG SET - 'x'"

@@ -9,10 +9,17 @@ use crate::keyspace::rdb::{self, RestoreError};
 /// `DUMP key`
 pub fn dump(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     let now = ctx.now;
-    match ctx.lookup(args[1]) {
-        None => Ok(Reply::Nil),
-        Some(e) => Ok(Reply::Bulk(rdb::dump_payload(&e.value, now))),
-    }
+    let payload = match ctx.lookup(args[1]) {
+        None => return Ok(Reply::Nil),
+        Some(e) => rdb::dump_payload(&e.value, now),
+    };
+    // What leaves the store always loads: every payload DUMP builds is one RESTORE takes.
+    debug_assert!(
+        rdb::restore_payload(&payload, now, &ctx.ks.config).is_ok(),
+        "DUMP built a payload RESTORE refuses: {:?}",
+        rdb::restore_payload(&payload, now, &ctx.ks.config).err()
+    );
+    Ok(Reply::Bulk(payload))
 }
 
 /// `RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ

@@ -516,14 +516,22 @@ pub fn xtrim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
         return Ok(Reply::Int(0));
     };
     let t = opts.trim.expect("xtrim always has a strategy");
+    let pending = |s: &crate::structures::stream::Stream| -> usize {
+        s.groups.iter().map(|(_, _, g)| g.pel_len()).sum()
+    };
+    let pending_before = (t.policy == RefPolicy::DelRef).then(|| pending(s));
     let deleted = s.trim(&t);
+    // A DELREF trim that deleted no entry may still have dropped the references of the
+    // tombstones it passed ("delref-tombstones", docs/differences.md): that is a change,
+    // logged (and replayed) like any other.
+    let refs_dropped = pending_before.is_some_and(|n| n != pending(s));
     let rewrite = if deleted > 0 && t.approx && t.policy == RefPolicy::KeepRef {
         Some(trim_threshold(s, &t))
     } else {
         None
     };
-    ctx.dirty += deleted;
-    if deleted > 0 {
+    ctx.dirty += deleted.max(u64::from(refs_dropped));
+    if deleted > 0 || refs_dropped {
         ctx.touch(args[1]);
     }
     if let Some(v) = rewrite {

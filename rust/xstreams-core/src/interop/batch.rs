@@ -23,7 +23,7 @@ use crate::command::reply::Reply;
 use crate::command::{self, Ctx, ReadArgs, XaddArgs, XaddOutcome};
 use crate::error::CmdError;
 use crate::keyspace::db::NUM_DBS;
-use crate::store::{Session, Store, CLOSED_ERROR};
+use crate::store::{Session, Store};
 use crate::structures::id::{parse_id, StreamId};
 use crate::structures::stream::TrimArgs;
 
@@ -144,8 +144,8 @@ pub enum RowOutcome {
     Duplicate(StreamId),
     /// A null reply (`NOMKSTREAM` on a missing key).
     Nil,
-    /// The error line the XADD replied with.
-    Error(String),
+    /// The error the XADD replied with.
+    Error(CmdError),
 }
 
 impl RowOutcome {
@@ -164,7 +164,7 @@ impl RowOutcome {
             Ok(Some(o)) if o.duplicate => RowOutcome::Duplicate(o.id),
             Ok(Some(o)) => RowOutcome::Added(o.id),
             Ok(None) => RowOutcome::Nil,
-            Err(e) => RowOutcome::Error(e.0),
+            Err(e) => RowOutcome::Error(e),
         }
     }
 }
@@ -190,16 +190,16 @@ impl Store {
     ///
     /// In-memory stores may run each row at its own command time (`rows.times`) and in
     /// dedup mode (`rows.forget`); both are refused for durable stores.
-    pub fn xadd_rows(&self, db: usize, rows: &XaddRows<'_>) -> Result<Vec<RowOutcome>, String> {
+    pub fn xadd_rows(&self, db: usize, rows: &XaddRows<'_>) -> Result<Vec<RowOutcome>, CmdError> {
         if db >= NUM_DBS {
-            return Err(CmdError::db_index_out_of_range().0);
+            return Err(CmdError::db_index_out_of_range());
         }
-        let mut sess = self.session().map_err(|e| e.0)?;
+        let mut sess = self.session()?;
         // The rows' records reach the log together (or ahead in chunks), not one write
         // per row; a failed write fails the call.
         sess.batch_log();
         let out = xadd_rows_in(&mut sess, db, rows)?;
-        sess.commit().map_err(|e| e.0)?;
+        sess.commit()?;
         Ok(out)
     }
 
@@ -212,11 +212,11 @@ impl Store {
         db: usize,
         rows: &XaddRows<'_>,
         after: &[Vec<Vec<u8>>],
-    ) -> Result<(Vec<RowOutcome>, Vec<Reply>), String> {
+    ) -> Result<(Vec<RowOutcome>, Vec<Reply>), CmdError> {
         if db >= NUM_DBS {
-            return Err(CmdError::db_index_out_of_range().0);
+            return Err(CmdError::db_index_out_of_range());
         }
-        let mut sess = self.session().map_err(|e| e.0)?;
+        let mut sess = self.session()?;
         sess.atomic();
         let out = xadd_rows_in(&mut sess, db, rows)?;
         let replies = after
@@ -231,7 +231,7 @@ impl Store {
                 }
             })
             .collect();
-        sess.commit().map_err(|e| e.0)?;
+        sess.commit()?;
         Ok((out, replies))
     }
 }
@@ -241,17 +241,17 @@ fn xadd_rows_in(
     sess: &mut Session<'_>,
     db: usize,
     rows: &XaddRows<'_>,
-) -> Result<Vec<RowOutcome>, String> {
+) -> Result<Vec<RowOutcome>, CmdError> {
     if let Some(t) = &rows.times {
         if t.len() != rows.len {
-            return Err(CmdError::row_times_mismatch(t.len(), rows.len).0);
+            return Err(CmdError::row_times_mismatch(t.len(), rows.len));
         }
     }
     if rows.len == 0 {
         return Ok(Vec::new());
     }
     if sess.is_durable() && (rows.times.is_some() || rows.forget) {
-        return Err(CmdError::row_times_need_memory().0);
+        return Err(CmdError::row_times_need_memory());
     }
     let mut out = Vec::with_capacity(rows.len);
     let saved = sess.keyspace().clock;
@@ -440,15 +440,15 @@ impl Store {
         end: &[u8],
         count: Option<i64>,
         rev: bool,
-    ) -> Result<Entries, String> {
+    ) -> Result<Entries, CmdError> {
         if db >= NUM_DBS {
-            return Err(CmdError::db_index_out_of_range().0);
+            return Err(CmdError::db_index_out_of_range());
         }
         if self.is_closed() {
-            return Err(CLOSED_ERROR.into());
+            return Err(CmdError::closed());
         }
-        let start = command::args::range_start(start).map_err(|e| e.0)?;
-        let end = command::args::range_end(end).map_err(|e| e.0)?;
+        let start = command::args::range_start(start)?;
+        let end = command::args::range_end(end)?;
         let limit = match count {
             None => usize::MAX,
             Some(c) if c <= 0 => 0,
@@ -459,7 +459,7 @@ impl Store {
             ks.sweep(now, false);
             let mut ctx = Ctx::new(ks, db, now, 2);
             let mut out = Entries::new();
-            let Some(s) = ctx.stream(key).map_err(|e| e.0)? else {
+            let Some(s) = ctx.stream(key)? else {
                 return Ok(out);
             };
             let si = out.add_key(key);
@@ -473,8 +473,8 @@ impl Store {
 
 /// The error a reader gets for a missing group (XREADGROUP's wording without the
 /// command name).
-pub fn nogroup(key: &[u8], group: &[u8]) -> String {
-    CmdError::nogroup_key_or_group(key, group).0
+pub fn nogroup(key: &[u8], group: &[u8]) -> CmdError {
+    CmdError::nogroup_key_or_group(key, group)
 }
 
 #[cfg(test)]
@@ -598,7 +598,7 @@ mod tests {
                     let have = match g {
                         RowOutcome::Added(id) | RowOutcome::Duplicate(id) => Reply::id(id),
                         RowOutcome::Nil => Reply::Nil,
-                        RowOutcome::Error(e) => Reply::Error(e.clone()),
+                        RowOutcome::Error(e) => Reply::Error(e.line().to_string()),
                     };
                     assert_eq!(have, want, "row {r}: {argv:?}");
                     checked += 1;
@@ -622,16 +622,13 @@ mod tests {
         let got = a.xadd_rows(0, &r).unwrap();
         assert_eq!(got[0], RowOutcome::Added(StreamId::new(5, 0)));
         assert_eq!(got[1], RowOutcome::Added(StreamId::new(5, 1)));
-        assert!(matches!(&got[2], RowOutcome::Error(e) if e.contains("equal or smaller")));
+        assert!(matches!(&got[2], RowOutcome::Error(e) if e.line().contains("equal or smaller")));
         let empty: Vec<&[u8]> = vec![];
         let mut r = rows(b"s", &empty);
         r.len = 1;
         r.fields[0].1 = Col::Rows(vec![None]);
         let got = a.xadd_rows(0, &r).unwrap();
-        assert_eq!(
-            got[0],
-            RowOutcome::Error("ERR wrong number of arguments for 'xadd' command".into())
-        );
+        assert_eq!(got[0], RowOutcome::Error(CmdError::arity("xadd")));
     }
 
     #[test]

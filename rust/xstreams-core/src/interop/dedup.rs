@@ -144,7 +144,7 @@ mod tests {
                 match d.add(*t, iid, 3 + iid.len() as u64) {
                     Ok(o) if o.duplicate => RowOutcome::Duplicate(o.id),
                     Ok(o) => RowOutcome::Added(o.id),
-                    Err(e) => RowOutcome::Error(e.0),
+                    Err(e) => RowOutcome::Error(e),
                 }
             })
             .collect()

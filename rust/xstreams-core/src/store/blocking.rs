@@ -322,7 +322,7 @@ impl Store {
         }
         let mut st = self.shared.state.lock();
         if st.closed {
-            return ReadStep::Done(Err(CmdError::coded(CLOSED_ERROR)));
+            return ReadStep::Done(Err(CmdError::closed()));
         }
         let mut out = Entries::new();
         let (r, sig, failed) = Self::run_with(&mut st, db, 2, false, |ctx| {
@@ -348,7 +348,7 @@ impl Store {
             Waited::Served(Served::Entries(r)) => ReadStep::Done(*r),
             Waited::Served(Served::Reply(_)) => unreachable!("a typed read is served entries"),
             Waited::TimedOut => ReadStep::Done(Ok(Entries::new())),
-            Waited::Closed => ReadStep::Done(Err(CmdError::coded(CLOSED_ERROR))),
+            Waited::Closed => ReadStep::Done(Err(CmdError::closed())),
             Waited::Blocked(call) => ReadStep::Blocked(call),
         }
     }

@@ -181,7 +181,7 @@ impl Store {
         let now = st.ks.command_time();
         let expired = st.ks.cron(now);
         let reject = if st.read_only {
-            Some(CmdError::coded(READ_ONLY_ERROR))
+            Some(CmdError::read_only())
         } else {
             match st.journal.as_mut() {
                 // A stopped log is tried again first (at most every RETRY_EVERY).

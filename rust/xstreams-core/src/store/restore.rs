@@ -19,7 +19,7 @@ impl Store {
     /// let Reply::Bulk(payload) = store.execute(&[b"DUMP", b"s"]) else { panic!() };
     /// let args = RestoreArgs { key: b"copy", ttl: 0, payload: &payload, replace: false, absttl: false };
     /// store.restore(0, &args).unwrap();
-    /// assert!(store.restore(0, &args).unwrap_err().0.starts_with("BUSYKEY"));
+    /// assert!(store.restore(0, &args).unwrap_err().into_line().starts_with("BUSYKEY"));
     /// ```
     pub fn restore(&self, db: usize, args: &RestoreArgs<'_>) -> CmdResult<()> {
         if db >= NUM_DBS {

@@ -6,7 +6,7 @@ use crate::command::Ctx;
 use crate::error::CmdError;
 use crate::keyspace::db::Keyspace;
 
-use super::{Signals, State, Store, CLOSED_ERROR};
+use super::{Signals, State, Store};
 
 impl Store {
     /// Exclusive access to the store for a sequence of typed commands (see [`Session`]).
@@ -14,7 +14,7 @@ impl Store {
     pub fn session(&self) -> Result<Session<'_>, CmdError> {
         let st = self.shared.state.lock();
         if st.closed {
-            return Err(CmdError::coded(CLOSED_ERROR));
+            return Err(CmdError::closed());
         }
         Ok(Session {
             store: self,
@@ -30,7 +30,7 @@ impl Store {
     pub fn try_session(&self) -> Option<Result<Session<'_>, CmdError>> {
         let st = self.shared.state.try_lock()?;
         if st.closed {
-            return Some(Err(CmdError::coded(CLOSED_ERROR)));
+            return Some(Err(CmdError::closed()));
         }
         Some(Ok(Session {
             store: self,

@@ -327,7 +327,7 @@ impl Store {
         }
         let mut st = self.shared.state.lock();
         if st.closed {
-            return Err(CmdError::coded(CLOSED_ERROR));
+            return Err(CmdError::closed());
         }
         if w.id == 0 {
             st.next_watch += 1;

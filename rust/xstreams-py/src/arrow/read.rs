@@ -7,7 +7,7 @@ use xstreams_core::command::ReadArgs;
 use xstreams_core::store::ReadStep;
 
 use crate::convert::arg_bytes;
-use crate::errors::{data_err, reply_err};
+use crate::errors::{cmd_err, data_err};
 use crate::store::{guarded, Store, SIGNAL_CHECK};
 
 use super::entries::{entries_batch, entries_to_py, schema_arg, EntriesShape};
@@ -113,10 +113,7 @@ impl Store {
         a.timeout = match block {
             None => -1,
             Some(b) if b < 0 => {
-                return Err(reply_err(
-                    py,
-                    &xstreams_core::CmdError::timeout_negative().0,
-                ))
+                return Err(cmd_err(py, &xstreams_core::CmdError::timeout_negative()))
             }
             Some(b) => b,
         };
@@ -131,7 +128,7 @@ impl Store {
         loop {
             match step {
                 ReadStep::Done(r) => {
-                    let entries = r.map_err(|e| reply_err(py, &e.0))?;
+                    let entries = r.map_err(|e| cmd_err(py, &e))?;
                     return entries_to_py(py, &entries, &shape);
                 }
                 ReadStep::Blocked(call) => {
@@ -158,7 +155,7 @@ fn positive(py: Python<'_>, name: &str, v: Option<i64>) -> PyResult<u64> {
             } else {
                 xstreams_core::CmdError::maxsize_not_positive()
             };
-            Err(reply_err(py, &e.0))
+            Err(cmd_err(py, &e))
         }
     }
 }
@@ -196,7 +193,7 @@ impl Store {
         let entries = guarded(py, || {
             store.range_entries(db, &key, &start, &end, count, rev)
         })?
-        .map_err(|e| reply_err(py, &e))?;
+        .map_err(|e| cmd_err(py, &e))?;
         let batch = guarded(py, || entries_batch(&entries, 0, entries.len(), &shape))??;
         batch_to_pyarrow(py, batch)
     }

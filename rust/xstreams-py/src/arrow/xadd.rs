@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use xstreams_core::interop::batch::{Col, Idmp, RowOutcome, XaddRows};
 
 use crate::convert::arg_bytes;
-use crate::errors::{data_err, reply_err};
+use crate::errors::{cmd_err, data_err, reply_err};
 use crate::store::{guarded, Store};
 
 use super::columns::{
@@ -37,7 +37,7 @@ pub(super) fn outcomes_batch(outcomes: &[RowOutcome], with_error: bool) -> PyRes
         dup.push(matches!(o, RowOutcome::Duplicate(_)));
         if with_error {
             err.push(match o {
-                RowOutcome::Error(e) => Some(e.as_str()),
+                RowOutcome::Error(e) => Some(e.line()),
                 _ => None,
             });
         }
@@ -192,19 +192,19 @@ pub fn xadd_arrow(
         forget: o.forget,
     };
     // Under fsync="always" the rows are durable before the call returns (`settle`).
-    let settle = || store.settle().map_err(|e| e.0);
+    let settle = || store.settle();
     if !o.atomic && o.after.is_empty() {
         return guarded(py, || {
             let out = store.xadd_rows(o.db, &rows)?;
             settle().map(|()| out)
         })?
-        .map_err(|e| reply_err(py, &e));
+        .map_err(|e| cmd_err(py, &e));
     }
     let (out, after) = guarded(py, || {
         let out = store.xadd_rows_atomic(o.db, &rows, &o.after)?;
         settle().map(|()| out)
     })?
-    .map_err(|e| reply_err(py, &e))?;
+    .map_err(|e| cmd_err(py, &e))?;
     // `after` is the caller's own bookkeeping (a sink's marker): its failure is raised.
     if let Some(xstreams_core::Reply::Error(e)) = after
         .iter()
@@ -230,7 +230,7 @@ pub fn xadd_reply<'py>(
             let RowOutcome::Error(line) = &outcomes[row] else {
                 unreachable!()
             };
-            let err = reply_err(py, line);
+            let err = cmd_err(py, line);
             let exc = err.value(py);
             let result = batch_to_pyarrow(py, outcomes_batch(outcomes, true)?)?;
             let _ = exc.setattr("row", row);

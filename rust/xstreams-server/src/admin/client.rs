@@ -125,7 +125,10 @@ impl Session {
                 ],
             );
         } else {
-            self.error(out, &CmdError::unknown_subcommand(sub, "CLIENT").0);
+            self.error(
+                out,
+                &CmdError::unknown_subcommand(sub, "CLIENT").into_line(),
+            );
         }
         Flow::Next
     }

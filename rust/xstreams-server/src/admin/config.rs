@@ -24,7 +24,7 @@ impl Session {
             }
         } else if eq(sub, "set") {
             if args.len() % 2 == 1 {
-                self.error(out, &CmdError::arity("config|set").0);
+                self.error(out, CmdError::arity("config|set").line());
                 return;
             }
             match config_set(&self.sh, &args[2..]) {
@@ -231,9 +231,9 @@ pub fn config_set(sh: &Shared, pairs: &[Vec<u8>]) -> Result<(), String> {
         |n| known.iter().any(|k| k == n),
         |n| IMMUTABLE.contains(&n),
     )
-    .map_err(|e| e.0)?;
+    .map_err(CmdError::into_line)?;
     // Validate every value before applying any.
-    let fail = |name: &str, msg: String| CmdError::config_set_failed(name, &msg).0;
+    let fail = |name: &str, msg: String| CmdError::config_set_failed(name, &msg).into_line();
     let mut dynamic = sh.dynamic.lock().unwrap().clone();
     let mut store_sets: Vec<(String, String)> = Vec::new();
     let mut inert_sets: Vec<(String, String)> = Vec::new();

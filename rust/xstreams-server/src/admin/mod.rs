@@ -56,7 +56,7 @@ impl Session {
                 self.set_watch(Some(w));
                 out.extend_from_slice(b"+OK\r\n");
             }
-            Err(e) => self.error(out, &e.0),
+            Err(e) => self.error(out, e.line()),
         }
     }
 

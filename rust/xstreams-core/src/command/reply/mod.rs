@@ -142,7 +142,7 @@ impl Reply {
 
 impl From<CmdError> for Reply {
     fn from(e: CmdError) -> Self {
-        Reply::Error(e.0)
+        Reply::Error(e.into_line())
     }
 }
 

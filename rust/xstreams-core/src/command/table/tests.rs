@@ -53,7 +53,7 @@ fn slots_cover_commands_and_subcommands() {
 fn scopes() {
     let e = resolve(&["AUTH", "x"], Scope::Engine).err().unwrap();
     assert_eq!(
-        e.error.0,
+        e.error.line(),
         "ERR unknown command 'AUTH', with args beginning with: 'x' "
     );
     assert!(e.slot.is_none());
@@ -64,12 +64,15 @@ fn scopes() {
         .err()
         .unwrap();
     assert_eq!(
-        e.error.0,
+        e.error.line(),
         "ERR wrong number of arguments for 'client|id' command"
     );
     assert_eq!(e.slot.map(slot_name), Some("client|id"));
     let e = resolve(&["XINFO", "nope"], Scope::Server).err().unwrap();
-    assert_eq!(e.error.0, "ERR unknown subcommand 'nope'. Try XINFO HELP.");
+    assert_eq!(
+        e.error.line(),
+        "ERR unknown subcommand 'nope'. Try XINFO HELP."
+    );
     let names: Vec<&str> = crate::command::command_names().collect();
     assert!(names.contains(&"xadd") && !names.contains(&"client"));
 }

@@ -43,7 +43,7 @@ use crate::structures::stream::Stream;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadError {
     Store(PersistError),
-    Reply(String),
+    Reply(CmdError),
 }
 
 impl From<PersistError> for ReadError {
@@ -56,7 +56,7 @@ impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ReadError::Store(e) => write!(f, "{e}"),
-            ReadError::Reply(e) => f.write_str(e),
+            ReadError::Reply(e) => f.write_str(e.line()),
         }
     }
 }
@@ -219,7 +219,7 @@ impl SnapshotReader {
             return Ok(None);
         };
         if k.kind != 1 {
-            return Err(ReadError::Reply(crate::error::CmdError::wrong_type().0));
+            return Err(ReadError::Reply(crate::error::CmdError::wrong_type()));
         }
         let mut want = vec![(k.offset, k.len)];
         want.extend(
@@ -397,7 +397,7 @@ pub fn plan(
     split: Split,
 ) -> Result<Vec<Part>, ReadError> {
     if db >= NUM_DBS {
-        return Err(ReadError::Reply(CmdError::db_index_out_of_range().0));
+        return Err(ReadError::Reply(CmdError::db_index_out_of_range()));
     }
     let touch = scan_logs(files, db, keys, group)?;
     let snap = match &files.snapshot {
@@ -410,7 +410,7 @@ pub fn plan(
         let index = snap.as_ref().and_then(|s| s.key(db, key));
         if let Some(k) = index {
             if k.kind != 1 && t == LogTouch::Untouched {
-                return Err(ReadError::Reply(crate::error::CmdError::wrong_type().0));
+                return Err(ReadError::Reply(crate::error::CmdError::wrong_type()));
             }
         }
         let nodes: Vec<_> = match index.filter(|k| k.kind == 1) {
@@ -571,7 +571,7 @@ pub fn read_part(
         None => None,
     };
     match part.kind {
-        PartKind::Full => Err(ReadError::Reply(CmdError::full_load_part().0)),
+        PartKind::Full => Err(ReadError::Reply(CmdError::full_load_part())),
         PartKind::Snapshot => {
             let Some(snap) = snap.as_mut() else {
                 return Err(ReadError::Store(corrupt(
@@ -711,7 +711,7 @@ pub fn read_loaded(
     out: &mut Entries,
 ) -> Result<(), ReadError> {
     if db >= NUM_DBS {
-        return Err(ReadError::Reply(CmdError::db_index_out_of_range().0));
+        return Err(ReadError::Reply(CmdError::db_index_out_of_range()));
     }
     match ks.dbs[db].get(&part.key) {
         None => match group {
@@ -722,6 +722,6 @@ pub fn read_loaded(
             value: Value::Stream(s),
             ..
         }) => push_from(out, s, &part.key, part.start, part.end, group),
-        Some(_) => Err(ReadError::Reply(CmdError::wrong_type().0)),
+        Some(_) => Err(ReadError::Reply(CmdError::wrong_type())),
     }
 }

@@ -182,8 +182,12 @@ fn pad_plan(pad: u64) -> (Option<usize>, u64) {
 /// Serialize a stream body (without the type byte). IDMP entries at or before
 /// `now - duration` are left out, as redis-server does.
 pub fn write_stream(w: &mut Writer, s: &Stream, now: i64) {
-    w.length(s.node_count() as u64);
-    for n in s.nodes() {
+    // A node with no live entry (left by a trim of an earlier version, before
+    // docs/differences.md "trim-empty-node") holds only tombstones: it is not written,
+    // since redis-server and RESTORE refuse it.
+    let nodes = || s.nodes().filter(|n| n.live() > 0);
+    w.length(nodes().count() as u64);
+    for n in nodes() {
         let mut key = [0u8; 16];
         key[..8].copy_from_slice(&n.master_id().ms.to_be_bytes());
         key[8..].copy_from_slice(&n.master_id().seq.to_be_bytes());

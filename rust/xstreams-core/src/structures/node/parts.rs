@@ -83,6 +83,14 @@ impl StreamNode {
             prev = Some(e.id);
             live += 1;
         }
+        if live == 0 {
+            // redis-server refuses such a node on load ("Stream listpack bad entry
+            // count"): every path that deletes a node's last live entry removes the node.
+            return Err(format!(
+                "node {} holds no live entry ({deleted} tombstones)",
+                self.master_id()
+            ));
+        }
         if live != self.live || deleted != self.deleted {
             return Err(format!(
                 "node counts {}/{} live/deleted entries, holds {live}/{deleted}",

@@ -70,6 +70,33 @@ fn delete_while_stops_and_filters() {
     );
 }
 
+/// `delete_while` shows its predicate every tombstone it passes (DELREF cleans their
+/// references), and a node left with no live entry fails `validate()` (redis-server
+/// refuses to load one: `xstreams check` reports it through the store's validation).
+#[test]
+fn delete_while_passes_tombstones_and_an_emptied_node_is_invalid() {
+    let mut n = StreamNode::new(StreamId::new(1, 0), &[b"f", b"v"]);
+    for i in 1..4 {
+        n.append(StreamId::new(1, i), &[b"f", b"v"]);
+    }
+    assert!(n.delete(StreamId::new(1, 1)));
+    let mut seen = Vec::new();
+    let removed = n.delete_while(
+        |id, _| id.seq >= 3,
+        |id, tombstone| {
+            seen.push((id.seq, tombstone));
+            true
+        },
+    );
+    assert_eq!(seen, vec![(0, false), (1, true), (2, false)]);
+    assert_eq!(removed.len(), 2);
+    n.validate().unwrap();
+    n.delete_while(|_, _| false, |_, _| true);
+    assert_eq!(n.live(), 0);
+    let e = n.validate().unwrap_err();
+    assert!(e.contains("holds no live entry"), "{e}");
+}
+
 /// Fill a node the way `Stream::append` does (close when the listpack bytes plus the new
 /// entry's bytes reach `max_bytes`, or at `max_entries`); returns the node and its
 /// (capacity, length) after each append.

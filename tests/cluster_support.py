@@ -301,16 +301,19 @@ class ConnectServer:
             **(conf or {}),
         }
         argv = [os.path.join(self.env["SPARK_HOME"], "bin", "spark-submit")]
-        argv += ["--master", self.master]
+        # The driver's heap is set when its JVM starts: --driver-memory, not a --conf.
+        memory = settings.pop("spark.driver.memory", "1g")
+        argv += ["--master", self.master, "--driver-memory", memory]
         for k, v in settings.items():
             argv += ["--conf", f"{k}={v}"]
         argv += ["--class", "org.apache.spark.sql.connect.service.SparkConnectServer"]
         argv += ["spark-internal"]
         log = open(self.log_path, "wb")
         try:
+            env = {k: v for k, v in self.env.items() if k != "SPARK_DAEMON_MEMORY"}
             self.proc = subprocess.Popen(
                 argv,
-                env=self.env,
+                env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

@@ -88,23 +88,25 @@ def test_executors_are_jvms_of_their_own(cluster_spark, spark_standalone):
 
 
 class _SlowFirstAttempt:
-    """Each task writes ``<dir>/<partition>-<stage attempt>-<attempt>`` holding its
-    pid, then sleeps ``seconds`` on the first attempt of the first stage attempt (long
-    enough to be killed in)."""
+    """Each task writes ``<dir>/<partition>.<task attempt id>`` holding its pid, then
+    sleeps ``seconds`` when it is the first to run its partition (long enough to be
+    killed in); a partition run again (a task retry or a stage re-run) has two files."""
 
     def __init__(self, directory: str, seconds: float) -> None:
         self.directory = directory
         self.seconds = seconds
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+        import glob
+
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
-        run = f"{ctx.partitionId()}-{ctx.stageAttemptNumber()}-{ctx.attemptNumber()}"
-        name = os.path.join(self.directory, run)
+        first = not glob.glob(os.path.join(self.directory, f"{ctx.partitionId()}.*"))
+        name = os.path.join(self.directory, f"{ctx.partitionId()}.{ctx.taskAttemptId()}")
         with open(name, "w") as f:
             f.write(str(os.getpid()))
-        if ctx.attemptNumber() == 0 and ctx.stageAttemptNumber() == 0:
+        if first:
             time.sleep(self.seconds)
         yield from batches
 
@@ -143,7 +145,13 @@ def test_executor_jvm_killed_mid_batch_the_sink_stays_exactly_once(
     )
     app = cluster_spark.sparkContext.applicationId
     try:
-        first = wait_for(lambda: sorted(marks.glob("*-0-0")), 120, "a first task attempt")
+
+        def started() -> List[Path]:
+            if not q.isActive:
+                raise AssertionError(f"the query stopped before the kill: {q.exception()}")
+            return sorted(marks.iterdir())
+
+        first = wait_for(started, 300, "a first task attempt")
         task_pid = int(first[0].read_text())
         before = spark_standalone.executor_pids(app)
         victim = [p for p in before if p in ancestors(task_pid)]
@@ -153,8 +161,8 @@ def test_executor_jvm_killed_mid_batch_the_sink_stays_exactly_once(
         assert q.exception() is None, q.exception()
     finally:
         q.stop()
-    again = [p.name for p in marks.iterdir() if not p.name.endswith("-0-0")]
-    assert again, "no task was run again"
+    runs = [p.name.split(".")[0] for p in marks.iterdir()]
+    assert any(runs.count(part) > 1 for part in runs), f"no partition was run again: {runs}"
     assert victim[0] not in spark_standalone.executor_pids(app)
     got = [int(fv[b"n"]) for _, fv in r.xrange("out")]
     r.close()

@@ -77,6 +77,8 @@ SETTINGS = {
 STAGES = ("table", "redis-benchmark", "memory", "scaling", "persist", "server", "spark",
           "spark-cluster")  # fmt: skip
 
+QUICK_STAGES = tuple(s for s in STAGES if s != "spark-cluster")
+
 _t0 = time.monotonic()
 
 
@@ -419,7 +421,9 @@ def main(argv: list | None = None) -> int:
     args = ap.parse_args(argv)
     mode = "full" if args.full else "quick"
     s = SETTINGS[mode]
-    stages = set(args.only or STAGES)
+    # The cluster stage starts a standalone Spark master, worker and a Redis Cluster: a
+    # full run has it, a quick one only when asked (--only spark-cluster).
+    stages = set(args.only or (STAGES if args.full else QUICK_STAGES))
     notes: list = []
     load_before = loadavg()
     start = time.time()

@@ -85,7 +85,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The streaming reader of the ``xstreams`` source (see the module doc)."""
 
     def __init__(self, options: Mapping[str, Any], schema: StructType) -> None:
-        from .spark import _field_schema
+        from .spark_replay import _field_schema
 
         self.path, self.url = target(options)
         self.conn_options = dict(options)
@@ -408,7 +408,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return self._server_partitions(live, start, end)
         from xstreams import _xstreams
 
-        from .spark import _ReplayPartition
+        from .spark_replay import _ReplayPartition
 
         parts: List[InputPartition] = []
         min_parts = per_stream_parts(self.min_parts, len(live))
@@ -450,7 +450,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 self.conn_options, partition, self.group, self.decode, self.schema
             )
             return
-        from .spark import _read_replay_part
+        from .spark_replay import _read_replay_part
 
         yield from _read_replay_part(
             partition, None, self.db, self.decode, self.field_schema, self.schema

@@ -10,12 +10,13 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 use xstreams_core::store::{BlockedCall, Step};
 use xstreams_core::Reply;
 
 use crate::convert::reply_to_py;
 use crate::errors::reply_err;
-use crate::store::{guarded, settled, Store};
+use crate::store::{collect_args, guarded, settled, Store};
 
 /// A blocked command of a `Store` (see the module documentation).
 #[pyclass(module = "xstreams._xstreams", name = "_Blocked", frozen)]
@@ -114,5 +115,28 @@ impl Blocked {
     #[getter]
     fn cancelled(&self) -> bool {
         self.cancelled.load(Ordering::Acquire)
+    }
+}
+
+/// `Store._start` lives beside the handle it returns, so `store.rs` needs nothing of this
+/// module.
+#[pymethods]
+impl Store {
+    /// Start one command without waiting for it (the asyncio client's blocking reads):
+    /// its reply as :meth:`execute_command` returns it, or a ``_Blocked`` handle when it
+    /// waits for data.
+    #[pyo3(signature = (*args, db=0, protocol=2))]
+    fn _start(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        db: usize,
+        protocol: u8,
+    ) -> PyResult<Py<PyAny>> {
+        Self::check_protocol(protocol)?;
+        let py = slf.py();
+        let items: Vec<Bound<'_, PyAny>> = args.iter().collect();
+        let owned = collect_args(py, items.iter())?;
+        let refs: Vec<&[u8]> = owned.iter().map(|c| c.as_ref()).collect();
+        start(py, slf, &refs, db, protocol)
     }
 }

@@ -63,7 +63,7 @@ pub struct Store {
     report: Option<LoadReport>,
 }
 
-fn collect_args<'a>(
+pub(crate) fn collect_args<'a>(
     py: Python<'_>,
     items: impl Iterator<Item = &'a Bound<'a, PyAny>>,
 ) -> PyResult<Vec<Cow<'a, [u8]>>> {
@@ -101,7 +101,7 @@ impl Store {
         }
     }
 
-    fn check_protocol(protocol: u8) -> PyResult<()> {
+    pub(crate) fn check_protocol(protocol: u8) -> PyResult<()> {
         if protocol == 2 || protocol == 3 {
             Ok(())
         } else {
@@ -357,24 +357,6 @@ impl Store {
             out.append(reply_to_py(py, r, protocol)?)?;
         }
         Ok(out.into_any().unbind())
-    }
-
-    /// Start one command without waiting for it (the asyncio client's blocking reads):
-    /// its reply as :meth:`execute_command` returns it, or a ``_Blocked`` handle when it
-    /// waits for data.
-    #[pyo3(signature = (*args, db=0, protocol=2))]
-    fn _start(
-        slf: &Bound<'_, Self>,
-        args: &Bound<'_, PyTuple>,
-        db: usize,
-        protocol: u8,
-    ) -> PyResult<Py<PyAny>> {
-        Self::check_protocol(protocol)?;
-        let py = slf.py();
-        let items: Vec<Bound<'_, PyAny>> = args.iter().collect();
-        let owned = collect_args(py, items.iter())?;
-        let refs: Vec<&[u8]> = owned.iter().map(|c| c.as_ref()).collect();
-        crate::blocked::start(py, slf, &refs, db, protocol)
     }
 
     /// Whether every reply waits for an fsync (``fsync="always"`` on a durable store).

@@ -216,6 +216,36 @@ fn maxsize_is_soft_and_serves_an_oversized_first_entry() {
     assert_eq!(r, Reply::NilArray);
 }
 
+/// MAXSIZE as Redis 8.10 checks it (redis/redis#15282): against the reply bytes written
+/// so far, before each stream and each entry. Under RESP2 the stream `a`'s header is 11
+/// bytes (`*2\r\n$1\r\na\r\n`), each `[1-0, [f, v]]` entry 31, its entries' array length 4.
+#[test]
+fn maxsize_counts_the_reply_written_so_far() {
+    let s = Store::default();
+    for id in [b"1-0", b"2-0", b"3-0"] {
+        s.execute(&[b"XADD", b"a", id, b"f", b"v"]);
+    }
+    s.execute(&[b"XADD", b"b", b"1-0", b"f", b"v"]);
+    // 11 + 31 = 42 < 50 before the second entry: it is served, crossing the cap (73).
+    let r = s.execute(&[b"XREAD", b"MAXSIZE", b"50", b"STREAMS", b"a", b"0"]);
+    assert_eq!(entries_of(&r), vec![(b"a".to_vec(), 2)]);
+    // One entry of `a` (42, then its length: 46); 46 >= 43 before `b`: `b` is left out.
+    let r = s.execute(&[
+        b"XREAD", b"COUNT", b"1", b"MAXSIZE", b"43", b"STREAMS", b"a", b"b", b"0", b"0",
+    ]);
+    assert_eq!(entries_of(&r), vec![(b"a".to_vec(), 1)]);
+    // 46 < 47 before `b`: `b` is begun (57) and, the cap reached, stays with no entries.
+    let r = s.execute(&[
+        b"XREAD", b"COUNT", b"1", b"MAXSIZE", b"47", b"STREAMS", b"a", b"b", b"0", b"0",
+    ]);
+    assert_eq!(entries_of(&r), vec![(b"a".to_vec(), 1), (b"b".to_vec(), 0)]);
+    // 57 < 58 before `b`'s entry: served.
+    let r = s.execute(&[
+        b"XREAD", b"COUNT", b"1", b"MAXSIZE", b"58", b"STREAMS", b"a", b"b", b"0", b"0",
+    ]);
+    assert_eq!(entries_of(&r), vec![(b"a".to_vec(), 1), (b"b".to_vec(), 1)]);
+}
+
 #[test]
 fn maxcount_and_maxsize_argument_errors() {
     let s = Store::default();

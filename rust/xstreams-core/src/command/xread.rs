@@ -421,7 +421,7 @@ fn serve(
     let keys = o.keys;
     let now = ctx.now;
     let mut min_idle = o.min_idle;
-    let mut budget = Budget::new(o.max_count, o.max_size);
+    let mut budget = Budget::new(o.max_count, o.max_size, ctx.protocol == 3);
     if o.group.is_some() {
         // Group reads are logged as the claims and group updates they cause.
         ctx.prevent_propagation();
@@ -476,14 +476,12 @@ fn serve(
                 let before = budget.served();
                 let limit = if o.count == 0 { u64::MAX } else { o.count };
                 for e in s.range(start, StreamId::MAX, false).take(limit as usize) {
-                    if !budget.admit(Some(&e), e.id, false) {
+                    if !budget.admit(Some(&e), e.id, None) {
                         break;
                     }
                     sink.entry(&e, None);
                 }
-                if budget.exhausted() && budget.served() == before {
-                    sink.unstream();
-                }
+                budget.end_stream(budget.served() - before);
             }
             continue;
         };
@@ -527,9 +525,7 @@ fn serve(
         } else {
             grp.deliver_new(start, min_idle, claimed_only, o.noack, &mut d, sink);
         }
-        if budget.exhausted() && budget.served() == before {
-            sink.unstream();
-        }
+        budget.end_stream(budget.served() - before);
         let (last_after, er_after) = (s.groups.get(g).last_id, s.groups.get(g).entries_read);
         // Redis counts one change per key served with something to propagate, and
         // none for a read of the consumer's own history.

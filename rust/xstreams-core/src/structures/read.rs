@@ -56,25 +56,34 @@ impl<S: ReadSink + ?Sized> ReadSink for &mut S {
 }
 
 /// The caps of a read over all the streams it serves: `MAXCOUNT` (entries) and `MAXSIZE`
-/// (reply bytes, soft: the first entry is always served).
+/// (reply bytes). MAXSIZE is checked as Redis 8.10 checks it (redis/redis#15282): against
+/// the reply bytes written so far, before each stream and each entry, so the entry that
+/// crosses the cap is served, and the first entry of a reply always is. A stream's header
+/// (under RESP2 the pair's array, then its key) counts when the stream is begun, its
+/// entries' array length when it is done, each entry as it is served; a stream begun when
+/// the cap is then reached stays in the reply with no entries.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Budget {
     /// Entries left (`u64::MAX`: no cap).
     count_left: u64,
-    /// Byte cap (0: none) and bytes used so far.
+    /// Byte cap (0: none) and bytes written so far.
     max_size: u64,
     used: u64,
     served: u64,
+    /// RESP3 reply (no array around each stream's key and entries; `_` for null).
+    resp3: bool,
 }
 
 impl Budget {
-    /// A budget of `max_count` entries and `max_size` bytes (0: no cap).
-    pub fn new(max_count: u64, max_size: u64) -> Self {
+    /// A budget of `max_count` entries and `max_size` bytes (0: no cap) for a reply in
+    /// RESP3 (`resp3`) or RESP2.
+    pub fn new(max_count: u64, max_size: u64, resp3: bool) -> Self {
         Budget {
             count_left: if max_count == 0 { u64::MAX } else { max_count },
             max_size,
             used: 0,
             served: 0,
+            resp3,
         }
     }
 
@@ -89,27 +98,32 @@ impl Budget {
             || (self.max_size != 0 && self.served > 0 && self.used >= self.max_size)
     }
 
-    /// Account for a stream header of the reply (`key`).
+    /// A stream of the reply is begun (its key written).
     pub fn stream(&mut self, key: &[u8]) {
-        if self.max_size != 0 {
-            // [key, [entries...]]: the pair's header, the key, the entries' header.
-            self.used += 4 + bulk_len(key.len()) + 4;
+        if !self.resp3 {
+            self.used += 4; // the [key, entries] pair
         }
+        self.used += bulk_len(key.len());
     }
 
-    /// May an entry of `e` be served? Takes it from the budget when so. With MAXSIZE, an
-    /// entry that would exceed the cap is refused unless nothing was served yet.
-    pub fn admit(&mut self, e: Option<&EntryView<'_>>, id: StreamId, four: bool) -> bool {
-        if self.count_left == 0 {
+    /// The stream begun last is done, with `entries` entries (its array's length written).
+    pub fn end_stream(&mut self, entries: u64) {
+        self.used += 1 + digits(entries as usize) + 2;
+    }
+
+    /// May the entry `e` (`None`: a deleted history entry) be served, with `delivery`
+    /// (CLAIM's idle time and delivery count) after it? Takes it from the budget when so.
+    pub fn admit(
+        &mut self,
+        e: Option<&EntryView<'_>>,
+        id: StreamId,
+        delivery: Option<(u64, u64)>,
+    ) -> bool {
+        if self.exhausted() {
             return false;
         }
         if self.max_size != 0 {
-            let size = entry_len(e, id, four);
-            if self.served > 0 && self.used + size > self.max_size {
-                self.count_left = 0;
-                return false;
-            }
-            self.used += size;
+            self.used += entry_len(e, id, delivery, self.resp3);
         }
         self.count_left -= 1;
         self.served += 1;
@@ -133,7 +147,12 @@ fn bulk_len(len: usize) -> u64 {
 
 /// RESP bytes of one entry of a read reply (`[id, [f, v, ...]]`, with CLAIM `[id, [...],
 /// idle, count]`, a deleted history entry `[id, nil]`).
-fn entry_len(e: Option<&EntryView<'_>>, id: StreamId, four: bool) -> u64 {
+fn entry_len(
+    e: Option<&EntryView<'_>>,
+    id: StreamId,
+    delivery: Option<(u64, u64)>,
+    resp3: bool,
+) -> u64 {
     let idlen = bulk_len(id.to_bytes().len());
     let mut n = 4 + idlen;
     match e {
@@ -144,10 +163,10 @@ fn entry_len(e: Option<&EntryView<'_>>, id: StreamId, four: bool) -> u64 {
                 n += bulk_len(f.len()) + bulk_len(v.len());
             }
         }
-        None => n += 5,
+        None => n += if resp3 { 3 } else { 5 },
     }
-    if four {
-        n += 2 * 8;
+    if let Some((idle, count)) = delivery {
+        n += 1 + digits(idle as usize) + 2 + 1 + digits(count as usize) + 2;
     }
     n
 }

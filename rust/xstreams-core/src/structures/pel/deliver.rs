@@ -127,7 +127,7 @@ impl GroupMut<'_> {
         for id in ids {
             match self.stream.get(id) {
                 Some(e) => {
-                    if !d.budget.admit(Some(&e), id, false) {
+                    if !d.budget.admit(Some(&e), id, None) {
                         return;
                     }
                     sink.entry(&e, None);
@@ -141,7 +141,7 @@ impl GroupMut<'_> {
                     }
                 }
                 None => {
-                    if !d.budget.admit(None, id, false) {
+                    if !d.budget.admit(None, id, None) {
                         return;
                     }
                     sink.missing(id);
@@ -180,7 +180,7 @@ impl GroupMut<'_> {
                     break;
                 }
                 if let Some(e) = self.stream.get(id) {
-                    if !d.budget.admit(Some(&e), id, true) {
+                    if !d.budget.admit(Some(&e), id, Some((idle, dc))) {
                         return;
                     }
                     sink.entry(&e, Some((idle, dc)));
@@ -209,7 +209,7 @@ impl GroupMut<'_> {
         let mut acted = false;
         for e in RangeIter::new(rax, start, StreamId::MAX, false) {
             let id = e.id;
-            if !d.budget.admit(Some(&e), id, four) {
+            if !d.budget.admit(Some(&e), id, four.then_some((0, 0))) {
                 break;
             }
             let cg = groups.get(g);

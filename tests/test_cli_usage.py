@@ -173,3 +173,5 @@ def test_progress_on_a_terminal_and_none_in_a_pipe(tmp_path, command, shown):
         assert piped.stdout == out  # the report is the same either way
     if command[0] == "dump":
         assert "reading keys:   0%|" in screen and "| 0/50 [" in screen, screen
+    if command[0] == "export":  # the keys written, out of the store's
+        assert "/50 [" in screen.split("writing out.rdb", 1)[1], screen

@@ -45,10 +45,11 @@ def step(
     fn: Callable[[], T],
     *,
     count: Optional[Callable[[], int]] = None,
+    total: Optional[int] = None,
     unit: str = "keys",
 ) -> T:
-    """``fn()``, with ``desc``, its elapsed time and ``count()`` (when given) shown while
-    it runs. Exceptions of ``fn`` propagate as raised."""
+    """``fn()``, with ``desc``, its elapsed time and ``count()`` (when given, out of
+    ``total`` when known) shown while it runs. Exceptions of ``fn`` propagate as raised."""
     if not enabled():
         return fn()
     box: dict = {}
@@ -60,7 +61,7 @@ def step(
             box["error"] = e
 
     worker = threading.Thread(target=work, name=f"xstreams: {desc}", daemon=True)
-    with _bar(desc, None, unit, counted=count is not None) as bar:
+    with _bar(desc, total, unit, counted=count is not None) as bar:
         worker.start()
         while worker.is_alive():
             worker.join(REFRESH_S)

@@ -222,11 +222,22 @@ def rdb_import(store: Store, path: Union[str, PathLike[str]]) -> dict[str, Any]:
     """Restore the strings and streams of an RDB file into ``store``: ``{"keys", "version",
     "skipped": [(type, count)], "functions_skipped"}``."""
 
-def rdb_export(store: Store, path: Union[str, PathLike[str]]) -> int:
+@final
+class ExportProgress:
+    """The keys an ``rdb_export`` has written so far (read from any thread)."""
+
+    def __new__(cls) -> Self: ...
+    @property
+    def keys(self) -> int: ...
+
+def rdb_export(
+    store: Store, path: Union[str, PathLike[str]], progress: Optional[ExportProgress] = None
+) -> int:
     """Write ``store`` as an RDB file redis-server 8.8 loads; returns the bytes written.
 
     The file is read back and checked against the store before it takes ``path``; a
-    file that does not read back raises ``InternalError`` and nothing is written."""
+    file that does not read back raises ``InternalError`` and nothing is written.
+    ``progress`` counts the keys written so far."""
 
 # Replay of persisted stores (used by xstreams.spark).
 _Files = tuple[str, str, Optional[tuple[str, int]], list[tuple[str, int]]]

@@ -593,9 +593,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"xstreams export: {e} (`xstreams check {path}` says more)", file=sys.stderr)
         return EXIT_FAILED
     try:
+        written = _xstreams.ExportProgress()
         n = _progress.step(
             f"writing {Path(args.rdb).name}",
-            lambda: _xstreams.rdb_export(store, os.fspath(args.rdb)),
+            lambda: _xstreams.rdb_export(store, os.fspath(args.rdb), progress=written),
+            count=lambda: written.keys,
+            total=_key_count(store),
         )
     except OSError as e:
         print(

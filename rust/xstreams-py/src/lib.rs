@@ -51,6 +51,7 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect::key_internals, m)?)?;
     m.add_function(wrap_pyfunction!(rdb::rdb_import, m)?)?;
     m.add_function(wrap_pyfunction!(rdb::rdb_export, m)?)?;
+    m.add_class::<rdb::ExportProgress>()?;
     m.add_function(wrap_pyfunction!(replay::_replay_plan, m)?)?;
     m.add_function(wrap_pyfunction!(replay::_replay_read, m)?)?;
     m.add_class::<replay::ReplayStore>()?;

@@ -3,6 +3,8 @@
 //! core's `rdb::file`; conversion only.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -92,6 +94,25 @@ pub fn rdb_import<'py>(
     Ok(d)
 }
 
+/// The keys an ``rdb_export`` has written so far (read from any thread while it runs).
+#[pyclass(frozen)]
+#[derive(Default)]
+pub struct ExportProgress(Arc<AtomicU64>);
+
+#[pymethods]
+impl ExportProgress {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+
+    /// Keys written so far.
+    #[getter]
+    fn keys(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
 /// Why an export wrote nothing.
 enum ExportFailure {
     Io(String),
@@ -104,14 +125,22 @@ enum ExportFailure {
 /// project's own loader and checked against the store, then renamed. Returns the bytes
 /// written. Raises ``OSError`` when the file cannot be written and ``InternalError`` when
 /// it does not read back as the store (the temporary file is removed; nothing is left
-/// at ``path``).
+/// at ``path``). ``progress`` (an ``ExportProgress``) counts the keys written so far, for
+/// another thread to show while the export runs.
 #[pyfunction]
-pub fn rdb_export(py: Python<'_>, store: &Bound<'_, Store>, path: PathBuf) -> PyResult<usize> {
+#[pyo3(signature = (store, path, progress=None))]
+pub fn rdb_export(
+    py: Python<'_>,
+    store: &Bound<'_, Store>,
+    path: PathBuf,
+    progress: Option<&Bound<'_, ExportProgress>>,
+) -> PyResult<usize> {
+    let written = progress.map_or_else(|| Arc::new(AtomicU64::new(0)), |p| p.get().0.clone());
     let core = store.get().core();
     let res = guarded(py, || -> Result<usize, ExportFailure> {
         let io = |e: std::io::Error| ExportFailure::Io(e.to_string());
         let now = core.now_ms();
-        let bytes = core.with_keyspace(|ks| file::write_file(ks, now));
+        let bytes = core.with_keyspace(|ks| file::write_file_counted(ks, now, &written));
         let tmp = path.with_extension("rdb.tmp");
         std::fs::write(&tmp, &bytes).map_err(io)?;
         let checked = std::fs::read(&tmp).map_err(io).and_then(|back| {

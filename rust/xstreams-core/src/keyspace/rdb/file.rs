@@ -7,6 +7,8 @@
 //! bytes a DUMP payload carries), so importing restores what redis-server wrote; values
 //! of types xstreams does not store are decoded just enough to be skipped and counted.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::codec::{crc64, DecResult, Malformed, Reader, Writer};
 use super::{rdb_type_name, stream, write_value, RDB_VERSION, TYPE_STRING};
 use crate::keyspace::db::Keyspace;
@@ -286,6 +288,12 @@ pub fn payload_of(ty: u8, body: &[u8]) -> Vec<u8> {
 /// Write the whole keyspace as an RDB file redis-server 8.8 loads. Keys already expired
 /// at `now` are left out.
 pub fn write_file(ks: &Keyspace, now: i64) -> Vec<u8> {
+    write_file_counted(ks, now, &AtomicU64::new(0))
+}
+
+/// [`write_file`], adding one to `written` after each key (what a progress display of
+/// another thread reads while the file is built).
+pub fn write_file_counted(ks: &Keyspace, now: i64, written: &AtomicU64) -> Vec<u8> {
     let mut w = Writer::default();
     w.buf
         .extend_from_slice(format!("REDIS{RDB_VERSION:04}").as_bytes());
@@ -323,6 +331,7 @@ pub fn write_file(ks: &Keyspace, now: i64) -> Vec<u8> {
             w.u8(v.buf[0]);
             w.string(key);
             w.buf.extend_from_slice(&v.buf[1..]);
+            written.fetch_add(1, Ordering::Relaxed);
         }
     }
     w.u8(OP_EOF);

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
-use xstreams_core::command::{args as cmd_args, typed_write, xackdel_typed, XackdelArgs};
+use xstreams_core::command::xackdel_ids;
 use xstreams_core::structures::stream::{DeleteOutcome, RefPolicy};
 use xstreams_core::Reply;
 
@@ -297,48 +297,11 @@ fn xackdel_fast(
         .iter()
         .map(|i| arg_bytes(py, i))
         .collect::<PyResult<Vec<_>>>()?;
+    let raw: Vec<&[u8]> = raw_ids.iter().map(|i| i.as_ref()).collect();
     let (key, group) = (key.as_ref(), group.as_ref());
     let db = f.db;
     let codes = locked(py, f, false, |sess| {
-        sess.run(db, |ctx| {
-            let argv = || {
-                let word: &[u8] = match policy {
-                    RefPolicy::KeepRef => b"KEEPREF",
-                    RefPolicy::DelRef => b"DELREF",
-                    RefPolicy::Acked => b"ACKED",
-                };
-                let mut v = Vec::with_capacity(6 + raw_ids.len());
-                v.extend([
-                    b"XACKDEL".to_vec(),
-                    key.to_vec(),
-                    group.to_vec(),
-                    word.to_vec(),
-                ]);
-                v.extend([b"IDS".to_vec(), raw_ids.len().to_string().into_bytes()]);
-                v.extend(raw_ids.iter().map(|i| i.to_vec()));
-                v
-            };
-            typed_write(ctx, argv, |ctx| {
-                let known = match ctx.stream(key)? {
-                    Some(s) => s.groups.lookup(group).is_some(),
-                    None => false,
-                };
-                if !known {
-                    return Ok(vec![DeleteOutcome::NotFound; raw_ids.len()]);
-                }
-                let ids = raw_ids
-                    .iter()
-                    .map(|i| cmd_args::strict_id(i))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let a = XackdelArgs {
-                    key,
-                    group,
-                    policy,
-                    ids: &ids,
-                };
-                xackdel_typed(ctx, &a)
-            })
-        })
+        sess.run(db, |ctx| xackdel_ids(ctx, key, group, policy, &raw))
     })?;
     let codes = codes.into_iter().map(|c| match c {
         DeleteOutcome::NotFound => -1i64,

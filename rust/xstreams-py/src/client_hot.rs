@@ -18,11 +18,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyString, PyTuple};
 use smallvec::SmallVec;
 use xstreams_core::command::{
-    args as cmd_args, read_typed, typed_write, xack_typed, xadd_typed, Ctx, ReadArgs, XaddArgs,
+    args as cmd_args, range_typed, read_typed, xack_ids, xadd_typed, Ctx, RangeArgs, ReadArgs,
+    XaddArgs,
 };
 use xstreams_core::error::CmdError;
 use xstreams_core::structures::read::ReadSink;
-use xstreams_core::StreamId;
 
 use crate::client::{
     exact_int, fallback, is_exact_false, is_one_of, locked, locked_here, push_int, push_obj, raw,
@@ -132,10 +132,8 @@ fn xadd_plain(
     })
 }
 
-/// XACK of at least one ID as a typed call: the IDs' bytes borrowed from the tuple and
-/// parsed before the store is locked (no argument vector, no command lookup); the first
-/// invalid one is reported where XACK checks: writes refused, the key's type, 0 without
-/// the key or the group, then every ID strictly.
+/// XACK of at least one ID as a typed call (no argument vector, no command lookup): the
+/// IDs' bytes borrowed from the tuple, checked in the command's order by `xack_ids`.
 fn xack_fast(
     py: Python<'_>,
     f: &Fast,
@@ -153,32 +151,11 @@ fn xack_fast(
         .iter()
         .map(|i| arg_bytes(py, i))
         .collect::<PyResult<Vec<_>>>()?;
-    let parsed = raw_ids
-        .iter()
-        .map(|i| cmd_args::strict_id(i))
-        .collect::<Result<Vec<StreamId>, _>>();
+    let raw: Vec<&[u8]> = raw_ids.iter().map(|i| i.as_ref()).collect();
     let (key, group) = (key.as_ref(), group.as_ref());
     let db = f.db;
     let acked = locked(py, f, false, |sess| {
-        sess.run(db, |ctx| {
-            let argv = || {
-                let mut v = Vec::with_capacity(3 + raw_ids.len());
-                v.extend([b"XACK".to_vec(), key.to_vec(), group.to_vec()]);
-                v.extend(raw_ids.iter().map(|i| i.to_vec()));
-                v
-            };
-            typed_write(ctx, argv, |ctx| {
-                let known = match ctx.stream(key)? {
-                    Some(s) => s.groups.lookup(group).is_some(),
-                    None => false,
-                };
-                if !known {
-                    return Ok(0);
-                }
-                let ids = parsed.as_ref().map_err(Clone::clone)?;
-                xack_typed(ctx, key, group, ids)
-            })
-        })
+        sess.run(db, |ctx| xack_ids(ctx, key, group, &raw))
     })?;
     Ok(acked.into_pyobject(py)?.into_any().unbind())
 }
@@ -646,17 +623,17 @@ fn range_call(
         } else {
             (first, second)
         };
-        let limit = count_n.flatten().map_or(usize::MAX, |c| c as usize);
         let heavy = count_n.flatten().is_none_or(|c| c > SHORT_READ);
         // The checks of XRANGE in its order: the bounds, then the key's type.
         let serve = |ctx: &mut Ctx<'_>, sink: &mut dyn ReadSink| {
-            let start = cmd_args::range_start(lo)?;
-            let end = cmd_args::range_end(hi)?;
-            if let Some(s) = ctx.stream(&key)? {
-                for e in s.range(start, end, rev).take(limit) {
-                    sink.entry(&e, None);
-                }
-            }
+            let a = RangeArgs {
+                key: &key,
+                start: cmd_args::range_start(lo)?,
+                end: cmd_args::range_end(hi)?,
+                count: count_n.flatten().map(|c| c as usize),
+                rev,
+            };
+            range_typed(ctx, &a, |e| sink.entry(e, None))?;
             Ok(())
         };
         let got = collect(py, f, heavy, serve)?;

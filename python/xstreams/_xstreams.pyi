@@ -263,7 +263,7 @@ class _NativePipeline:
 
 @disjoint_base
 class _NativeClient:
-    """Base class of ``xstreams.Redis``: its native command methods (see client.rs)."""
+    """Base class of ``xstreams.Redis``: its native command methods (see client/mod.rs)."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self: ...
     def _native_off(self) -> None: ...

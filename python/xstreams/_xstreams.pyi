@@ -8,6 +8,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 from typing_extensions import Self, disjoint_base, final
 
 __version__: str
+_DATA_ERRORS: dict[str, str]
 
 _Arg = Union[bytes, str, int, float, bytearray, memoryview]
 

@@ -36,6 +36,7 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<client::NativeClient>()?;
     m.add_class::<client::NativePipeline>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("_DATA_ERRORS", errors::data_errors(m.py())?)?;
     m.add_function(wrap_pyfunction!(client::_register_client, m)?)?;
     m.add_function(wrap_pyfunction!(store::command_names, m)?)?;
     m.add_function(wrap_pyfunction!(store::auto_iid, m)?)?;

@@ -10,7 +10,7 @@
 //! `read_typed_or_block`, `xclaim_typed`, `xautoclaim_typed`, `xack_typed`,
 //! `xackdel_typed`, `xnack_typed`, `xpending_summary`, `xpending_range`, `range_typed`,
 //! `restore_typed`), and each is a whole command: a typed write refuses writes as the
-//! table would and builds its own log record ([`typed_write`]; XADD writes its record
+//! table would and builds its own log record (`typed_write`; XADD writes its record
 //! in RESP itself), so its argument-vector handler is only its parser followed by the
 //! same function, and [`crate::Store`]'s typed API runs each in one session, building no
 //! log arguments. Group delivery, claiming and NACKs are the group types'
@@ -112,7 +112,7 @@ pub struct Ctx<'a> {
     pub reject_writes: Option<CmdError>,
     /// What the store knows of itself beyond the keyspace (INFO).
     pub facts: crate::keyspace::info::StoreFacts,
-    /// The command recorded itself (a typed command, see [`typed_write`]): the argument
+    /// The command recorded itself (a typed command, see `typed_write`): the argument
     /// vector it may have been parsed from is not recorded again.
     recorded: bool,
 }

@@ -8,6 +8,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 from typing_extensions import Self, disjoint_base, final
 
 __version__: str
+_DATA_ERRORS: dict[str, str]
 
 _Arg = Union[bytes, str, int, float, bytearray, memoryview]
 
@@ -274,7 +275,7 @@ class _NativePipeline:
 
 @disjoint_base
 class _NativeClient:
-    """Base class of ``xstreams.Redis``: its native command methods (see client.rs)."""
+    """Base class of ``xstreams.Redis``: its native command methods (see client/mod.rs)."""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self: ...
     def _native_off(self) -> None: ...

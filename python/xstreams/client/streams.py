@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from .._xstreams import _DATA_ERRORS
 from ..exceptions import DataError
 from .encoding import (
     ConsumerT,
@@ -73,13 +74,13 @@ class StreamCommands:
         """
         pieces: List[EncodableT] = []
         if maxlen is not None and minid is not None:
-            raise DataError("Only one of ```maxlen``` or ```minid``` may be specified")
+            raise DataError(_DATA_ERRORS["MAXLEN_OR_MINID"])
         if idmpauto is not None and idmp is not None:
             raise DataError("Only one of ```idmpauto``` or ```idmp``` may be specified")
         if (idmpauto is not None or idmp is not None) and id != "*":
             raise DataError("IDMPAUTO and IDMP can only be used with id='*'")
         if ref_policy is not None and ref_policy not in _REF_POLICIES:
-            raise DataError("XADD ref_policy must be one of: KEEPREF, DELREF, ACKED")
+            raise DataError(_DATA_ERRORS["REF_POLICY"])
         if nomkstream:
             pieces.append(b"NOMKSTREAM")
         if ref_policy is not None:
@@ -92,7 +93,7 @@ class StreamCommands:
             pieces.extend([b"IDMP", idmp[0], idmp[1]])
         if maxlen is not None:
             if not isinstance(maxlen, int) or maxlen < 0:
-                raise DataError("XADD maxlen must be non-negative integer")
+                raise DataError(_DATA_ERRORS["MAXLEN_NEGATIVE"])
             pieces.append(b"MAXLEN")
             if approximate:
                 pieces.append(b"~")
@@ -413,7 +414,7 @@ class StreamCommands:
             pieces.append(b"MAXSIZE")
             pieces.append(str(max_size))
         if not isinstance(streams, dict) or len(streams) == 0:
-            raise DataError("XREAD streams must be a non empty dict")
+            raise DataError(_DATA_ERRORS["XREAD_STREAMS_EMPTY"])
         pieces.append(b"STREAMS")
         keys, values = zip(*streams.items())
         pieces.extend(keys)

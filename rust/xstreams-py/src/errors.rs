@@ -2,8 +2,8 @@
 
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyAny;
-use xstreams_core::error::{CmdError, ErrorKind};
+use pyo3::types::{PyAny, PyDict};
+use xstreams_core::error::{data, CmdError, ErrorKind};
 
 static ERROR_FROM_REPLY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static INTERNAL_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -107,4 +107,20 @@ pub fn persist_err(py: Python<'_>, e: &xstreams_core::store::persist::PersistErr
         Ok(exc) => PyErr::from_value(exc),
         Err(err) => err,
     }
+}
+
+/// The `DataError` texts that both the extension and the Python client raise, by name
+/// (`xstreams._xstreams._DATA_ERRORS`): the Python methods read them here, so each text
+/// has one copy, in the core's `error::data`.
+pub fn data_errors(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, text) in [
+        ("XREAD_STREAMS_EMPTY", data::XREAD_STREAMS_EMPTY),
+        ("MAXLEN_OR_MINID", data::MAXLEN_OR_MINID),
+        ("REF_POLICY", data::REF_POLICY),
+        ("MAXLEN_NEGATIVE", data::MAXLEN_NEGATIVE),
+    ] {
+        d.set_item(name, text)?;
+    }
+    Ok(d)
 }

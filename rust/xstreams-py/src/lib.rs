@@ -6,12 +6,6 @@
 mod arrow;
 mod blocked;
 mod client;
-mod client_commands;
-mod client_groups;
-mod client_hot;
-mod client_pending;
-mod client_pipeline;
-mod client_sink;
 mod convert;
 mod dedup;
 mod dedup_output;
@@ -40,8 +34,9 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<blocked::Blocked>()?;
     m.add_class::<dedup_output::DedupOutput>()?;
     m.add_class::<client::NativeClient>()?;
-    m.add_class::<client_pipeline::NativePipeline>()?;
+    m.add_class::<client::NativePipeline>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("_DATA_ERRORS", errors::data_errors(m.py())?)?;
     m.add_function(wrap_pyfunction!(client::_register_client, m)?)?;
     m.add_function(wrap_pyfunction!(store::command_names, m)?)?;
     m.add_function(wrap_pyfunction!(store::auto_iid, m)?)?;

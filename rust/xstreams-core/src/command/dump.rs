@@ -104,10 +104,22 @@ pub fn restore(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     Ok(Reply::ok())
 }
 
-/// RESTORE from typed arguments: the checks from the existing key on, the value created
+/// RESTORE from typed arguments, as one whole command (write refusal, `maxmemory`): the
+/// checks from the existing key on, the value created
 /// (or, already expired, only the old key replaced); the log records the command with an
 /// absolute TTL, or a DEL when only the old key went.
 pub fn restore_typed(ctx: &mut Ctx<'_>, a: &RestoreArgs<'_>) -> CmdResult<()> {
+    super::typed_write(
+        ctx,
+        || a.to_argv(),
+        |ctx| {
+            super::check_write(ctx)?;
+            restore_run(ctx, a)
+        },
+    )
+}
+
+fn restore_run(ctx: &mut Ctx<'_>, a: &RestoreArgs<'_>) -> CmdResult<()> {
     let key = a.key;
     let existed = ctx.exists(key);
     if existed && !a.replace {

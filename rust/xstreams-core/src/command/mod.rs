@@ -8,9 +8,12 @@
 //! implementation, and builds the [`Reply`] from its typed outcome (in [`crate::command::reply`]).
 //! The typed implementations are public (`xadd_typed`, `read_typed`,
 //! `read_typed_or_block`, `xclaim_typed`, `xautoclaim_typed`, `xack_typed`,
-//! `xackdel_typed`, `xnack_typed`, `xpending_summary`, `xpending_range`): [`crate::Store`]'s typed API runs
-//! each as one command, with [`typed_write`] standing in for the table's write refusal and
-//! the command's own log record. Group delivery, claiming and NACKs are the group types'
+//! `xackdel_typed`, `xnack_typed`, `xpending_summary`, `xpending_range`, `range_typed`,
+//! `restore_typed`), and each is a whole command: a typed write refuses writes as the
+//! table would and builds its own log record (`typed_write`; XADD writes its record
+//! in RESP itself), so its argument-vector handler is only its parser followed by the
+//! same function, and [`crate::Store`]'s typed API runs each in one session, building no
+//! log arguments. Group delivery, claiming and NACKs are the group types'
 //! ([`crate::structures::pel`]); what they change is logged here (`propagate_pel_events`).
 
 mod admin;
@@ -35,11 +38,12 @@ pub use record::{encode_arg, encode_command, encode_header, LogRecord, Propagati
 pub mod table;
 
 pub use dump::{restore_typed, RestoreArgs};
-pub use xack::{xack_typed, xackdel_typed, xnack_typed, XackdelArgs};
+pub use xack::{xack_ids, xack_typed, xackdel_ids, xackdel_typed, xnack_typed, XackdelArgs};
 pub(crate) use xadd::parse_add_trim;
 pub use xadd::{parse_xadd, xadd_argv, xadd_typed, XaddArgs, XaddOutcome};
 pub use xclaim::{xautoclaim_typed, xclaim_typed};
 pub use xpending::{xpending_range, xpending_summary};
+pub use xrange::{range_typed, RangeArgs};
 pub use xread::{read_typed, read_typed_or_block, OwnedReadArgs, ReadArgs};
 
 use crate::command::reply::Reply;
@@ -108,6 +112,9 @@ pub struct Ctx<'a> {
     pub reject_writes: Option<CmdError>,
     /// What the store knows of itself beyond the keyspace (INFO).
     pub facts: crate::keyspace::info::StoreFacts,
+    /// The command recorded itself (a typed command, see `typed_write`): the argument
+    /// vector it may have been parsed from is not recorded again.
+    recorded: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -128,6 +135,7 @@ impl<'a> Ctx<'a> {
             replaying: false,
             reject_writes: None,
             facts: crate::keyspace::info::StoreFacts::default(),
+            recorded: false,
         }
     }
 
@@ -439,6 +447,7 @@ pub fn try_execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Outcome> {
             &resolved.fullname().to_ascii_uppercase(),
         ));
     };
+    ctx.recorded = false;
     let result = handler(ctx, args);
     record_own(ctx, args);
     match ctx.block.take() {
@@ -447,48 +456,41 @@ pub fn try_execute(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Outcome> {
     }
 }
 
-/// Run a write command whose handler gives a typed result, as [`execute`] runs one:
-/// writes refused when the context says so (read-only, log failure, over `maxmemory`: the
-/// typed callers run XADD, a DENYOOM command), then `f` (which parses and executes
-/// `args`), then the command's own record for the log. The caller has resolved the
-/// command (its arity checked) and never lets it block.
-pub fn execute_typed<R>(
-    ctx: &mut Ctx<'_>,
-    args: &[&[u8]],
-    f: impl FnOnce(&mut Ctx<'_>, &[&[u8]]) -> CmdResult<R>,
-) -> CmdResult<R> {
-    check_write(ctx)?;
-    let out = f(ctx, args);
-    record_own(ctx, args);
-    out
-}
-
-/// Run a typed write command (not DENYOOM) as [`execute`] runs its argument vector:
-/// refused when the context says so (read-only store, log failure), then `f`, then, when
-/// it changed something, `argv()` (the command in canonical form) counted as written
-/// memory and logged, unless the command logged its effects itself.
-pub fn typed_write<R>(
+/// The contract of every typed write command (`xack_typed`, `xnack_typed`,
+/// `xclaim_typed`, `restore_typed`, ...), which is a whole command whether a typed caller
+/// or its argument-vector handler runs it: refused when the context says so (read-only
+/// store, log failure), then `f`, then, when it changed something, `argv()` (the command
+/// in canonical form, built here and nowhere else) counted as written memory and logged,
+/// unless the command logged its effects itself or rewrote its record. The argument
+/// vector the command was parsed from, if any, is then not recorded again.
+pub(crate) fn typed_write<R>(
     ctx: &mut Ctx<'_>,
     argv: impl FnOnce() -> Vec<Vec<u8>>,
     f: impl FnOnce(&mut Ctx<'_>) -> CmdResult<R>,
 ) -> CmdResult<R> {
-    if let Some(e) = &ctx.reject_writes {
-        return Err(e.clone());
-    }
+    check_refused(ctx)?;
     let out = f(ctx);
     if ctx.dirty > 0 && (ctx.ks.mem.tracking() || ctx.recording()) {
         let argv = argv();
         let refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
         record_own(ctx, &refs);
     }
+    ctx.recorded = true;
     out
+}
+
+/// The refusal of a write command before it runs (read-only store, log failure), the
+/// table's first check.
+pub(crate) fn check_refused(ctx: &Ctx<'_>) -> CmdResult<()> {
+    match &ctx.reject_writes {
+        Some(e) => Err(e.clone()),
+        None => Ok(()),
+    }
 }
 
 /// The refusals of a DENYOOM write command before it runs.
 pub(crate) fn check_write(ctx: &mut Ctx<'_>) -> CmdResult<()> {
-    if let Some(e) = &ctx.reject_writes {
-        return Err(e.clone());
-    }
+    check_refused(ctx)?;
     if !ctx.replaying && crate::keyspace::memory::over_maxmemory(ctx.ks) {
         return Err(CmdError::oom());
     }
@@ -499,6 +501,9 @@ pub(crate) fn check_write(ctx: &mut Ctx<'_>) -> CmdResult<()> {
 /// as its (possibly rewritten) arguments, after what it recorded itself, unless it
 /// prevented that.
 fn record_own(ctx: &mut Ctx<'_>, args: &[&[u8]]) {
+    if std::mem::replace(&mut ctx.recorded, true) {
+        return;
+    }
     if ctx.dirty > 0 && ctx.ks.mem.tracking() {
         ctx.ks
             .mem

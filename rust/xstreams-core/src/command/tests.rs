@@ -152,3 +152,64 @@ fn expiry_commands_answer_as_redis() {
     s.with_keyspace(|ks| assert_eq!(ks.dbs[0].len(), 0));
     s.validate().unwrap();
 }
+
+/// Each typed command is a whole command with one log builder: its argument-vector
+/// handler (parse, then the same typed function) leaves exactly the record the typed call
+/// leaves, and the arguments it was parsed from are not logged again.
+#[test]
+fn handlers_and_typed_commands_log_the_same_one_record() {
+    use crate::command::{self, Ctx, LogRecord, Propagation, XaddArgs};
+    use crate::structures::id::StreamId;
+    use crate::structures::stream::{RefPolicy, TrimArgs, TrimStrategy};
+
+    fn logged(s: &Store, f: impl FnOnce(&mut Ctx<'_>)) -> Vec<LogRecord> {
+        let mut sess = s.session().unwrap();
+        sess.run(0, |ctx| {
+            ctx.prop = Some(Propagation::default());
+            f(ctx);
+            Ok(ctx.prop.take().unwrap().also)
+        })
+        .unwrap()
+    }
+    let stores = || {
+        let s = Store::default();
+        s.set_clock(Some(5));
+        for cmd in [
+            "XADD s 1-1 f v",
+            "XADD s 2-1 f v",
+            "XGROUP CREATE s g 0",
+            "XREADGROUP GROUP g c STREAMS s >",
+        ] {
+            run(&s, cmd);
+        }
+        s
+    };
+    let (a, b) = (stores(), stores());
+    let argv = |ctx: &mut Ctx<'_>, line: &str| {
+        let parts: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+        command::try_execute(ctx, &parts).unwrap();
+    };
+    let ids = [StreamId::new(1, 1)];
+    let by_argv = logged(&a, |ctx| argv(ctx, "XACK s g 1-1"));
+    let typed = logged(&b, |ctx| {
+        command::xack_typed(ctx, b"s", b"g", &ids).unwrap();
+    });
+    assert_eq!(by_argv.len(), 1);
+    assert_eq!(by_argv, typed);
+
+    let by_argv = logged(&a, |ctx| argv(ctx, "xadd s maxlen ~ 1 * f v"));
+    let pairs: [&[u8]; 2] = [b"f", b"v"];
+    let mut x = XaddArgs::new(b"s", &pairs);
+    x.trim = Some(TrimArgs {
+        strategy: TrimStrategy::MaxLen(1),
+        approx: true,
+        limit: 10_000,
+        policy: RefPolicy::KeepRef,
+    });
+    let typed = logged(&b, |ctx| {
+        command::xadd_typed(ctx, &x).unwrap();
+    });
+    assert_eq!(by_argv.len(), 1);
+    assert_eq!(by_argv, typed);
+    assert_eq!(run(&a, "XRANGE s - +"), run(&b, "XRANGE s - +"));
+}

@@ -2,7 +2,7 @@
 //! ([`crate::structures::pel`]).
 
 use super::args::{int, is, strict_id};
-use super::xrange::{delete_with_policy, parse_ackdel, parse_ids};
+use super::xrange::{delete_with_policy, parse_ackdel};
 use super::Ctx;
 use crate::base::num::string2ll;
 use crate::command::reply::Reply;
@@ -13,53 +13,88 @@ use crate::structures::stream::{DeleteOutcome, RefPolicy};
 
 /// `XACK key group id [id ...]`
 pub fn xack(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
-    let Some(s) = ctx.stream(args[1])? else {
-        return Ok(Reply::Int(0));
-    };
-    if s.groups.lookup(args[2]).is_none() {
-        return Ok(Reply::Int(0));
+    Ok(Reply::Int(
+        xack_ids(ctx, args[1], args[2], &args[3..])? as i64
+    ))
+}
+
+/// XACK with its IDs as given, in the command's order: writes refused, the key's type,
+/// 0 without the key or the group (the IDs not even parsed, as in redis-server), every ID
+/// strictly; then [`xack_typed`].
+pub fn xack_ids(ctx: &mut Ctx<'_>, key: &[u8], group: &[u8], ids: &[&[u8]]) -> CmdResult<u64> {
+    super::check_refused(ctx)?;
+    if !has_group(ctx, key, group)? {
+        return Ok(0);
     }
-    let ids = args[3..]
+    let ids = ids
         .iter()
         .map(|a| strict_id(a))
         .collect::<CmdResult<Vec<StreamId>>>()?;
-    Ok(Reply::Int(xack_typed(ctx, args[1], args[2], &ids)? as i64))
+    xack_typed(ctx, key, group, &ids)
 }
 
-/// XACK from typed arguments: how many of `ids` were pending (0 without the key or the
-/// group).
+/// Does stream `key` have group `group`? (WRONGTYPE for another type.)
+fn has_group(ctx: &mut Ctx<'_>, key: &[u8], group: &[u8]) -> CmdResult<bool> {
+    Ok(ctx
+        .stream(key)?
+        .is_some_and(|s| s.groups.lookup(group).is_some()))
+}
+
+/// XACK from typed arguments, as one whole command (write refusal, its log record): how
+/// many of `ids` were pending (0 without the key or the group).
 pub fn xack_typed(ctx: &mut Ctx<'_>, key: &[u8], group: &[u8], ids: &[StreamId]) -> CmdResult<u64> {
-    let Some(s) = ctx.stream(key)? else {
-        return Ok(0);
+    let argv = || {
+        let mut v = Vec::with_capacity(3 + ids.len());
+        v.extend([b"XACK".to_vec(), key.to_vec(), group.to_vec()]);
+        v.extend(ids.iter().map(|id| id.to_bytes()));
+        v
     };
-    let Some(g) = s.groups.lookup(group) else {
-        return Ok(0);
-    };
-    let acked = s.group_mut(g).ack(ids);
-    ctx.dirty += acked;
-    Ok(acked)
+    super::typed_write(ctx, argv, |ctx| {
+        let Some(s) = ctx.stream(key)? else {
+            return Ok(0);
+        };
+        let Some(g) = s.groups.lookup(group) else {
+            return Ok(0);
+        };
+        let acked = s.group_mut(g).ack(ids);
+        ctx.dirty += acked;
+        Ok(acked)
+    })
 }
 
 /// `XACKDEL key group [KEEPREF|DELREF|ACKED] IDS numids id [id ...]`
 pub fn xackdel(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
-    let exists = ctx.stream(args[1])?.is_some();
+    ctx.stream(args[1])?;
     let a = parse_ackdel(args, 3)?;
-    let has_group = exists
-        && ctx
-            .stream(args[1])?
-            .is_some_and(|s| s.groups.lookup(args[2]).is_some());
-    // Without the key or the group the IDs are not even parsed, as in redis-server.
-    if !has_group {
-        return Ok(vec![DeleteOutcome::NotFound; a.numids].into());
+    let ids = &args[a.start..a.start + a.numids];
+    Ok(xackdel_ids(ctx, args[1], args[2], a.policy, ids)?.into())
+}
+
+/// XACKDEL with its IDs as given, in the command's order: writes refused, the key's
+/// type, every ID not found without the key or the group (the IDs not even parsed, as in
+/// redis-server), every ID strictly; then [`xackdel_typed`].
+pub fn xackdel_ids(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    group: &[u8],
+    policy: RefPolicy,
+    ids: &[&[u8]],
+) -> CmdResult<Vec<DeleteOutcome>> {
+    super::check_refused(ctx)?;
+    if !has_group(ctx, key, group)? {
+        return Ok(vec![DeleteOutcome::NotFound; ids.len()]);
     }
-    let ids = parse_ids(args, &a)?;
+    let ids = ids
+        .iter()
+        .map(|a| strict_id(a))
+        .collect::<CmdResult<Vec<StreamId>>>()?;
     let typed = XackdelArgs {
-        key: args[1],
-        group: args[2],
-        policy: a.policy,
+        key,
+        group,
+        policy,
         ids: &ids,
     };
-    Ok(xackdel_typed(ctx, &typed)?.into())
+    xackdel_typed(ctx, &typed)
 }
 
 /// Typed arguments of XACKDEL: acknowledge `ids` in `group` of `key`, then delete the
@@ -93,11 +128,16 @@ impl XackdelArgs<'_> {
     }
 }
 
-/// XACKDEL from typed arguments: per ID, [`DeleteOutcome::NotFound`] when it was not
+/// XACKDEL from typed arguments, as one whole command (write refusal, its log record):
+/// per ID, [`DeleteOutcome::NotFound`] when it was not
 /// pending in the group (every ID without the key or the group), else acknowledged and
 /// [`DeleteOutcome::Deleted`] (deleted, or already gone from the stream) or
 /// [`DeleteOutcome::Referenced`] (kept under ACKED: another group still references it).
 pub fn xackdel_typed(ctx: &mut Ctx<'_>, a: &XackdelArgs<'_>) -> CmdResult<Vec<DeleteOutcome>> {
+    super::typed_write(ctx, || a.to_argv(), |ctx| xackdel_run(ctx, a))
+}
+
+fn xackdel_run(ctx: &mut Ctx<'_>, a: &XackdelArgs<'_>) -> CmdResult<Vec<DeleteOutcome>> {
     let Some(s) = ctx.stream(a.key)? else {
         return Ok(vec![DeleteOutcome::NotFound; a.ids.len()]);
     };
@@ -204,9 +244,14 @@ pub fn xnack(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     Ok(Reply::Int(xnack_typed(ctx, &a)? as i64))
 }
 
-/// XNACK from typed arguments: the group lookup (NOGROUP), then the release; how many
-/// entries were released. Readers blocked on the key are woken.
+/// XNACK from typed arguments, as one whole command (write refusal, its log record): the
+/// group lookup (NOGROUP), then the release; how many entries were released. Readers
+/// blocked on the key are woken.
 pub fn xnack_typed(ctx: &mut Ctx<'_>, a: &NackArgs<'_>) -> CmdResult<u64> {
+    super::typed_write(ctx, || a.to_argv(), |ctx| xnack_run(ctx, a))
+}
+
+fn xnack_run(ctx: &mut Ctx<'_>, a: &NackArgs<'_>) -> CmdResult<u64> {
     let g = match ctx.stream(a.key)? {
         Some(s) => s.groups.lookup(a.group),
         None => None,

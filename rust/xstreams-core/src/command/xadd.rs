@@ -201,8 +201,9 @@ impl<'a> XaddArgs<'a> {
     }
 
     /// The checks XADD's parser makes on options that typed callers set directly (empty
-    /// producer or IID, an explicit ID with IDMP), with the parser's errors.
-    fn check_typed(&self) -> CmdResult<()> {
+    /// producer or IID, an explicit ID with IDMP unless `replaying`), with the parser's
+    /// errors.
+    fn check_typed(&self, replaying: bool) -> CmdResult<()> {
         if let Some((pid, iid)) = self.idmp {
             if pid.is_empty() {
                 return Err(if iid.is_some() {
@@ -214,7 +215,7 @@ impl<'a> XaddArgs<'a> {
             if iid.is_some_and(|i| i.is_empty()) {
                 return Err(CmdError::idmp_empty_iid());
             }
-            if self.id.is_some() {
+            if self.id.is_some() && !replaying {
                 return Err(CmdError::idmp_needs_auto_id());
             }
         }
@@ -325,23 +326,19 @@ struct Executed {
     threshold: Option<Vec<u8>>,
 }
 
-/// Parse XADD's argument vector into typed arguments (and the positions of the ID and
-/// trimming threshold, for the log's rewrite). Errors come in redis-server's order.
-pub fn parse_xadd<'a>(
-    ctx: &Ctx<'_>,
-    args: &'a [&'a [u8]],
-) -> CmdResult<(XaddArgs<'a>, AddTrimArgs<'a>)> {
+/// Parse XADD's argument vector into typed arguments. Errors come in redis-server's
+/// order.
+pub fn parse_xadd<'a>(ctx: &Ctx<'_>, args: &'a [&'a [u8]]) -> CmdResult<XaddArgs<'a>> {
     let opts = parse_add_trim(ctx, args, true)?;
     let field_pos = (opts.id_pos + 1).min(args.len());
-    let a = XaddArgs {
+    Ok(XaddArgs {
         key: args[1],
         id: opts.id,
         no_mkstream: opts.no_mkstream,
         idmp: opts.idmp,
         trim: opts.trim,
         pairs: &args[field_pos..],
-    };
-    Ok((a, opts))
+    })
 }
 
 /// The one implementation of XADD, shared by the argument-vector handler and typed
@@ -454,33 +451,23 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
 }
 
 /// XADD from its argument vector, with its typed outcome (`None`: NOMKSTREAM on a missing
-/// key). The log records `args` with the ID and an approximate trim rewritten, as
-/// redis-server propagates it.
+/// key): its parser, then [`xadd_typed`].
 pub fn xadd_argv(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Option<XaddOutcome>> {
-    let (a, opts) = parse_xadd(ctx, args)?;
-    let Some(ex) = execute(ctx, &a)? else {
-        return Ok(None);
-    };
-    if ctx.recording() && !ex.outcome.duplicate {
-        if !matches!(a.id, Some((_, true))) {
-            ctx.rewrite_arg(args, opts.id_pos, ex.outcome.id.to_bytes());
-        }
-        if let Some(v) = ex.threshold {
-            ctx.rewrite_arg(args, opts.trim_arg - 1, b"=".to_vec());
-            ctx.rewrite_arg(args, opts.trim_arg, v);
-        }
-    }
-    Ok(Some(ex.outcome))
+    let a = parse_xadd(ctx, args)?;
+    xadd_typed(ctx, &a)
 }
 
 /// XADD from typed arguments, as one whole command: write refusal (read-only store, log
-/// failure), the parser's checks on the typed options, execution, and the record of the
-/// command for the log (in canonical form, with the ID and an approximate trim
-/// rewritten). `None`: NOMKSTREAM on a missing key.
+/// failure, `maxmemory`), the parser's checks on the typed options, execution, and the
+/// command's one log record (in canonical form, with the ID and an approximate trim
+/// rewritten, as redis-server propagates it). `None`: NOMKSTREAM on a missing key.
 pub fn xadd_typed(ctx: &mut Ctx<'_>, a: &XaddArgs<'_>) -> CmdResult<Option<XaddOutcome>> {
     super::check_write(ctx)?;
-    a.check_typed()?;
-    let ex = execute(ctx, a)?;
+    a.check_typed(ctx.replaying)?;
+    let ex = execute(ctx, a);
+    // The record is this one (the argument vector it may come from is not logged).
+    ctx.recorded = true;
+    let ex = ex?;
     if ctx.dirty > 0 && ctx.ks.mem.tracking() {
         let n = a.key.len() + a.pairs.iter().map(|p| p.len()).sum::<usize>();
         ctx.ks.mem.note_write(n as u64);

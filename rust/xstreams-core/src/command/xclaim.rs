@@ -71,8 +71,13 @@ pub fn xclaim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     Ok(xclaim_typed(ctx, &a)?.into())
 }
 
-/// XCLAIM from typed arguments: the group lookup (NOGROUP), the claim, its log records.
+/// XCLAIM from typed arguments, as one whole command (write refusal): the group lookup
+/// (NOGROUP), the claim, its log records.
 pub fn xclaim_typed(ctx: &mut Ctx<'_>, a: &ClaimArgs<'_>) -> CmdResult<ClaimOutcome> {
+    super::typed_write(ctx, || a.to_argv(), |ctx| xclaim_run(ctx, a))
+}
+
+fn xclaim_run(ctx: &mut Ctx<'_>, a: &ClaimArgs<'_>) -> CmdResult<ClaimOutcome> {
     let g = find_group(ctx, a.key, a.group)?;
     let now = ctx.now;
     let recording = ctx.recording();
@@ -125,9 +130,13 @@ pub fn xautoclaim(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     Ok(xautoclaim_typed(ctx, &a)?.into())
 }
 
-/// XAUTOCLAIM from typed arguments: the COUNT bound, the group lookup (NOGROUP), the
-/// claim, its log records.
+/// XAUTOCLAIM from typed arguments, as one whole command (write refusal): the COUNT
+/// bound, the group lookup (NOGROUP), the claim, its log records.
 pub fn xautoclaim_typed(ctx: &mut Ctx<'_>, a: &AutoclaimArgs<'_>) -> CmdResult<AutoclaimOutcome> {
+    super::typed_write(ctx, || a.to_argv(), |ctx| xautoclaim_run(ctx, a))
+}
+
+fn xautoclaim_run(ctx: &mut Ctx<'_>, a: &AutoclaimArgs<'_>) -> CmdResult<AutoclaimOutcome> {
     if a.count == 0 || a.count > AUTOCLAIM_MAX_COUNT {
         return Err(CmdError::xautoclaim_count());
     }

@@ -7,47 +7,82 @@ use crate::command::reply::entry_reply;
 use crate::command::reply::Reply;
 use crate::error::{CmdError, CmdResult};
 use crate::structures::id::StreamId;
+use crate::structures::node::EntryView;
 use crate::structures::stream::{DeleteOutcome, RefPolicy, Stream};
 
-fn xrange_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], rev: bool) -> CmdResult<Reply> {
-    let (start_arg, end_arg) = if rev {
-        (args[3], args[2])
-    } else {
-        (args[2], args[3])
-    };
-    let start = range_start(start_arg)?;
-    let end = range_end(end_arg)?;
-    let mut count: i64 = -1;
-    let mut j = 4;
-    while j < args.len() {
-        let additional = args.len() - j - 1;
-        if is(args[j], "COUNT") && additional >= 1 {
-            count = int(args[j + 1])?;
-            if count < 0 {
-                count = 0;
+/// Typed arguments of XRANGE / XREVRANGE: the entries of `key` from `start` to `end`
+/// (both included), in descending order with `rev`.
+#[derive(Clone, Copy, Debug)]
+pub struct RangeArgs<'a> {
+    pub key: &'a [u8],
+    pub start: StreamId,
+    pub end: StreamId,
+    /// COUNT (`None`: every entry; 0 reads nothing).
+    pub count: Option<usize>,
+    pub rev: bool,
+}
+
+impl<'a> RangeArgs<'a> {
+    /// Parse `XRANGE key start end [COUNT count]` (or `XREVRANGE key end start ...`):
+    /// the bounds, then the count (a negative one reads nothing, as 0).
+    fn parse(args: &[&'a [u8]], rev: bool) -> CmdResult<Self> {
+        let (start_arg, end_arg) = if rev {
+            (args[3], args[2])
+        } else {
+            (args[2], args[3])
+        };
+        let start = range_start(start_arg)?;
+        let end = range_end(end_arg)?;
+        let mut count = None;
+        let mut j = 4;
+        while j < args.len() {
+            let additional = args.len() - j - 1;
+            if is(args[j], "COUNT") && additional >= 1 {
+                count = Some(int(args[j + 1])?.max(0) as usize);
+                j += 1;
+            } else {
+                return Err(CmdError::syntax());
             }
             j += 1;
-        } else {
-            return Err(CmdError::syntax());
         }
-        j += 1;
+        Ok(RangeArgs {
+            key: args[1],
+            start,
+            end,
+            count,
+            rev,
+        })
     }
-    let Some(s) = ctx.stream(args[1])? else {
-        return Ok(Reply::empty_array());
+}
+
+/// XRANGE / XREVRANGE from typed arguments: `each` is given the entries in order.
+/// `Ok(false)`: no such key (WRONGTYPE for another type).
+pub fn range_typed(
+    ctx: &mut Ctx<'_>,
+    a: &RangeArgs<'_>,
+    mut each: impl FnMut(&EntryView<'_>),
+) -> CmdResult<bool> {
+    let Some(s) = ctx.stream(a.key)? else {
+        return Ok(false);
     };
-    if count == 0 {
+    for e in s
+        .range(a.start, a.end, a.rev)
+        .take(a.count.unwrap_or(usize::MAX))
+    {
+        each(&e);
+    }
+    Ok(true)
+}
+
+fn xrange_generic(ctx: &mut Ctx<'_>, args: &[&[u8]], rev: bool) -> CmdResult<Reply> {
+    let a = RangeArgs::parse(args, rev)?;
+    let mut out = Vec::new();
+    if !range_typed(ctx, &a, |e| out.push(entry_reply(e)))? {
+        return Ok(Reply::empty_array());
+    }
+    if a.count == Some(0) {
         return Ok(Reply::NilArray);
     }
-    let limit = if count < 0 {
-        usize::MAX
-    } else {
-        count as usize
-    };
-    let out: Vec<Reply> = s
-        .range(start, end, rev)
-        .take(limit)
-        .map(|e| entry_reply(&e))
-        .collect();
     Ok(Reply::Array(out))
 }
 

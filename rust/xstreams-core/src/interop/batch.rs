@@ -11,8 +11,9 @@
 //!   own order.) Rows may carry their own command time (in-memory stores), which is how
 //!   the dedup transformation replays event time.
 //! - [`Entries`]: entries in flat, Arrow-shaped buffers (IDs, and field names/values as
-//!   offset + data arrays), filled by [`Store::range_entries`] (XRANGE / XREVRANGE) and
-//!   [`Store::read`] (XREAD / XREADGROUP, as a [`crate::structures::read::ReadSink`]).
+//!   offset + data arrays), filled by the store's typed reads [`Store::range_entries`]
+//!   (XRANGE / XREVRANGE) and [`Store::read`] (XREAD / XREADGROUP, as a
+//!   [`crate::structures::read::ReadSink`]).
 //! - [`replay`]: reading a persisted store by stream and ID range without opening it.
 
 pub mod replay;
@@ -20,7 +21,7 @@ pub mod replay;
 pub use crate::structures::entries::Entries;
 
 use crate::command::reply::Reply;
-use crate::command::{self, Ctx, ReadArgs, XaddArgs, XaddOutcome};
+use crate::command::{self, Ctx, XaddArgs, XaddOutcome};
 use crate::error::CmdError;
 use crate::keyspace::db::NUM_DBS;
 use crate::store::{Session, Store};
@@ -287,7 +288,7 @@ fn xadd_rows_in(
                 Some(args) => command::xadd_typed(ctx, &args),
                 None => {
                     rows.argv(i, &mut argv);
-                    command::execute_typed(ctx, &argv, command::xadd_argv)
+                    command::xadd_argv(ctx, &argv)
                 }
             }
         });
@@ -384,93 +385,6 @@ impl Shape {
     }
 }
 
-impl Store {
-    /// One XADD from typed arguments on database `db`: the entry's ID, or for an IDMP
-    /// duplicate the ID first added for its (producer, IID) pair; `None` with NOMKSTREAM
-    /// on a missing key. The errors are XADD's; a durable store logs the XADD as
-    /// redis-server would propagate it.
-    ///
-    /// ```
-    /// use xstreams_core::command::XaddArgs;
-    /// use xstreams_core::{Store, StreamId};
-    ///
-    /// let store = Store::default();
-    /// store.set_clock(Some(1_700_000_000_000));
-    /// let pairs: [&[u8]; 2] = [b"temp", b"21.5"];
-    /// let mut args = XaddArgs::new(b"sensor", &pairs);
-    /// args.idmp = Some((b"producer-1", Some(b"msg-1")));
-    /// let first = store.xadd(0, &args).unwrap().unwrap();
-    /// assert_eq!(first.id, StreamId::new(1_700_000_000_000, 0));
-    /// assert!(!first.duplicate);
-    /// // The same (producer, IID) again: nothing added, the first entry's ID.
-    /// let again = store.xadd(0, &args).unwrap().unwrap();
-    /// assert_eq!((again.id, again.duplicate), (first.id, true));
-    /// ```
-    pub fn xadd(&self, db: usize, args: &XaddArgs<'_>) -> Result<Option<XaddOutcome>, CmdError> {
-        if db >= NUM_DBS {
-            return Err(CmdError::db_index_out_of_range());
-        }
-        self.session()?
-            .run(db, |ctx| command::xadd_typed(ctx, args))
-    }
-
-    /// XREAD / XREADGROUP from typed arguments on database `db`, never blocking: the
-    /// entries served, per stream in the caller's order, with their delivery information
-    /// (see [`crate::structures::read`] for an example). The errors are the commands'; an XREADGROUP
-    /// is logged as the claims and group updates it causes.
-    pub fn read(&self, db: usize, args: &ReadArgs<'_>) -> Result<Entries, CmdError> {
-        if db >= NUM_DBS {
-            return Err(CmdError::db_index_out_of_range());
-        }
-        let mut out = Entries::new();
-        self.session()?
-            .run(db, |ctx| command::read_typed(ctx, args, &mut out))?;
-        Ok(out)
-    }
-
-    /// The entries `XRANGE key start end [COUNT count]` (or, with `rev`, `XREVRANGE key
-    /// end start [COUNT count]`) replies with, as flat buffers. The same checks, in the
-    /// same order, and the same error lines as the commands: the bounds, then the count,
-    /// then the key's type. A negative count reads nothing, as `COUNT 0`.
-    pub fn range_entries(
-        &self,
-        db: usize,
-        key: &[u8],
-        start: &[u8],
-        end: &[u8],
-        count: Option<i64>,
-        rev: bool,
-    ) -> Result<Entries, CmdError> {
-        if db >= NUM_DBS {
-            return Err(CmdError::db_index_out_of_range());
-        }
-        if self.is_closed() {
-            return Err(CmdError::closed());
-        }
-        let start = command::args::range_start(start)?;
-        let end = command::args::range_end(end)?;
-        let limit = match count {
-            None => usize::MAX,
-            Some(c) if c <= 0 => 0,
-            Some(c) => c as usize,
-        };
-        self.with_keyspace(|ks| {
-            let now = ks.command_time();
-            ks.sweep(now, false);
-            let mut ctx = Ctx::new(ks, db, now, 2);
-            let mut out = Entries::new();
-            let Some(s) = ctx.stream(key)? else {
-                return Ok(out);
-            };
-            let si = out.add_key(key);
-            for e in s.range(start, end, rev).take(limit) {
-                out.push(si, e.id, e.pairs());
-            }
-            Ok(out)
-        })
-    }
-}
-
 /// The error a reader gets for a missing group (XREADGROUP's wording without the
 /// command name).
 pub fn nogroup(key: &[u8], group: &[u8]) -> CmdError {
@@ -482,6 +396,7 @@ mod tests {
     use super::*;
     use crate::base::config::Config;
     use crate::command::reply::Reply;
+    use crate::command::ReadArgs;
 
     fn rows<'a>(key: &'a [u8], vals: &'a [&'a [u8]]) -> XaddRows<'a> {
         XaddRows {

@@ -8,10 +8,9 @@
 
 mod blocking;
 mod durable;
-mod groups;
 pub mod persist;
-mod restore;
 mod session;
+mod typed;
 mod watching;
 
 use std::sync::Arc;

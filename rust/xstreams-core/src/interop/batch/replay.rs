@@ -659,8 +659,8 @@ fn tail_stream(
                     ctx.deny_blocking = true;
                     // The logged XADD through its table row (arity) and its typed
                     // implementation: an error comes back typed, no reply is looked at.
-                    let added = command::resolve(&refs)
-                        .and_then(|_| command::execute_typed(&mut ctx, &refs, command::xadd_argv));
+                    let added =
+                        command::resolve(&refs).and_then(|_| command::xadd_argv(&mut ctx, &refs));
                     if let Err(e) = added {
                         return Err(corrupt(
                             path,

@@ -24,7 +24,7 @@ use xstreams_core::structures::node::EntryView;
 use xstreams_core::structures::read::ReadSink;
 use xstreams_core::StreamId;
 
-use crate::client::{text, Fast, ReadShape};
+use super::{text, Fast, ReadShape};
 
 /// How many of the most recent distinct field names a new name is compared with.
 const NAME_WINDOW: usize = 8;

@@ -13,53 +13,47 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use xstreams_core::Reply;
 
-use crate::client::{fallback, int_reply, raw, read_reply, stream_list, Fast, NativeClient};
-use crate::convert::{arg_bytes, reply_to_py};
+use super::{convert, fallback, Conv, NativeClient};
+use crate::convert::arg_bytes;
 use crate::errors::{cmd_err, reply_error};
 use crate::store::guarded;
 
-/// How a queued command's reply becomes redis-py's value.
-#[derive(Clone, Copy)]
-enum Conv {
-    Raw,
-    Int,
-    Entries,
-    Read,
-    /// `client._parse(name, value, options)` (any other command, or options given).
-    Parse,
-}
-
 /// The conversion of a command named `name` with `rest` arguments: the native one when
 /// the client's own method would use it (no options such as `keys`/`EMPTY_RESPONSE`).
-fn conv_for(name: &Bound<'_, PyAny>, tokens: &[Vec<u8>], has_options: bool) -> Conv {
-    if has_options || !name.is_exact_instance_of::<PyString>() || tokens.is_empty() {
-        return Conv::Parse;
+fn conv_for<'py>(
+    name: &Bound<'py, PyAny>,
+    tokens: &[Vec<u8>],
+    options: &Bound<'py, PyDict>,
+) -> Conv<'py> {
+    let parse = || Conv::Parse(name.clone(), options.clone());
+    if !options.is_empty() || !name.is_exact_instance_of::<PyString>() || tokens.is_empty() {
+        return parse();
     }
     let cmd = tokens[0].to_ascii_uppercase();
     // The command name must be the whole first argument (no "XINFO STREAM" splitting).
     let Ok(s) = name.cast::<PyString>() else {
-        return Conv::Parse;
+        return parse();
     };
     if s.to_cow()
         .map(|c| c.len() != tokens[0].len())
         .unwrap_or(true)
     {
-        return Conv::Parse;
+        return parse();
     }
     // XREADGROUP ... CLAIM adds fields to each entry: left to the callback.
     if cmd == b"XREADGROUP" && tokens.iter().any(|t| t.eq_ignore_ascii_case(b"CLAIM")) {
-        return Conv::Parse;
+        return parse();
     }
     NATIVE_COMMANDS
         .iter()
         .find(|(n, _)| n.as_bytes() == cmd.as_slice())
-        .map_or(Conv::Parse, |(_, c)| *c)
+        .map_or_else(parse, |(_, c)| c.clone())
 }
 
 /// The commands whose native methods build redis-py's value themselves (the client takes
 /// the Python path for all when its callback for one of them is not redis-py's), and how
 /// a pipeline converts their replies: the one list, read by `Redis._native_config`.
-const NATIVE_COMMANDS: &[(&str, Conv)] = &[
+pub(crate) const NATIVE_COMMANDS: &[(&str, Conv<'static>)] = &[
     ("XADD", Conv::Raw),
     ("TYPE", Conv::Raw),
     ("XACK", Conv::Int),
@@ -106,31 +100,6 @@ fn tokens(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Vec<Vec<u8>>> {
     Ok(out)
 }
 
-fn convert(
-    slf: &Bound<'_, NativeClient>,
-    py: Python<'_>,
-    f: &Fast,
-    reply: &Reply,
-    conv: Conv,
-    name: &Bound<'_, PyAny>,
-    options: &Bound<'_, PyDict>,
-) -> PyResult<Py<PyAny>> {
-    if let Reply::Error(e) = reply {
-        return Ok(reply_error(py, e)?.unbind());
-    }
-    match conv {
-        Conv::Raw => raw(py, reply, f),
-        Conv::Int => int_reply(py, reply, f),
-        Conv::Entries => stream_list(py, reply, f, false),
-        Conv::Read => read_reply(py, reply, f, false),
-        Conv::Parse => {
-            let value = reply_to_py(py, reply, f.wire)?;
-            slf.call_method1("_parse", (name, value, options.copy()?))
-                .map(Bound::unbind)
-        }
-    }
-}
-
 #[pymethods]
 impl NativeClient {
     /// The commands whose native methods build redis-py's value themselves.
@@ -159,7 +128,7 @@ impl NativeClient {
             let options = item.get_item(1)?.cast_into::<PyDict>()?;
             let t = tokens(py, &args)?;
             let name = args.get_item(0)?;
-            how.push((conv_for(&name, &t, !options.is_empty()), name, options));
+            how.push(conv_for(&name, &t, &options));
             cmds.push(t);
         }
         let core = f.store.get().core();
@@ -173,8 +142,12 @@ impl NativeClient {
         .map_err(|e| cmd_err(py, &e))?
         .expect("a batch without a watch always runs");
         let out = PyList::empty(py);
-        for (r, (conv, name, options)) in replies.iter().zip(&how) {
-            out.append(convert(slf, py, f, r, *conv, name, options)?)?;
+        for (r, conv) in replies.iter().zip(how) {
+            // A failed command's slot holds its exception.
+            match r {
+                Reply::Error(e) => out.append(reply_error(py, e)?)?,
+                r => out.append(convert(slf, py, r, f, conv)?)?,
+            }
         }
         Ok(Some(out.unbind()))
     }
@@ -198,7 +171,7 @@ pub struct NativePipeline;
 /// Does `slf` queue an XADD as `Pipeline.execute_command` would, with nothing else run?
 fn queues_directly(slf: &Bound<'_, NativePipeline>) -> PyResult<bool> {
     let py = slf.py();
-    let base = &crate::client::registered(py)?.pipeline_execute;
+    let base = &super::registered(py)?.pipeline_execute;
     let own = slf.get_type().getattr(intern!(py, "execute_command"))?;
     if !own.is(base.bind(py)) {
         return Ok(false);

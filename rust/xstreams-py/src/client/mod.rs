@@ -1,24 +1,33 @@
 //! `_NativeClient`: the base class of `xstreams.Redis` whose command methods take
 //! redis-py's arguments, run the command on the `Store` and build redis-py's return value
-//! in Rust — no argv built in Python, no RESP parsed back. This file holds the plumbing:
-//! the client's native configuration, running a command in one store session
-//! ([`locked`], [`run_now`]: the GIL kept while the store is free) or on the blocking path,
-//! and the conversions of replies to redis-py's values. The methods live by concern:
-//! `client_hot.rs` (xadd, reads, xack, keyspace basics: typed core calls),
-//! `client_commands.rs` (deletion policies, XNACK, trimming, XCFGSET), `client_groups.rs`
-//! (groups, claiming, XINFO), `client_pending.rs` (XPENDING's two forms, typed),
-//! `client_pipeline.rs` (a pipeline's stack in one
-//! store call, the common XADD queued natively), with `client_sink.rs` collecting typed
-//! reads.
+//! in Rust — no argv built in Python, no RESP parsed back. The methods live by command
+//! family, as the core's commands do: `xadd` (XADD, XTRIM, XDEL, XDELEX, XLEN, XCFGSET),
+//! `read` (XRANGE, XREVRANGE, XREAD, XREADGROUP, served into `sink`), `groups` (XACK,
+//! XACKDEL, XNACK, XGROUP, XCLAIM, XAUTOCLAIM, XINFO), `pending` (XPENDING's two forms),
+//! `keyspace` (DEL, EXISTS, TYPE) and `pipeline` (a pipeline's stack in one store call).
+//! This module holds the plumbing: the client's native configuration, running a command
+//! in one store session ([`locked`], [`run_now`]: the GIL kept while the store is free)
+//! or on the blocking path, the one conversion of replies to redis-py's values ([`Conv`])
+//! and the one shape of a method that runs a command's arguments ([`native_or`]).
 //!
 //! The native path is taken when the client runs on an `xstreams.Store` with strict UTF-8
-//! encoding, redis-py's default response callbacks and `Redis.execute_command` (the Python
-//! side decides once, in `Redis._native_config`). Any other client, and any call whose
-//! arguments are outside the common shapes handled here (unusual types, options that need
-//! redis-py's client-side checks), goes to the Python method of the same name
-//! (`xstreams.client_streams` / `client_keyspace`), which is the reference: same
-//! `DataError` messages, same command. So every call returns exactly what it returned
+//! encoding, redis-py's default response callbacks for the commands listed in
+//! `pipeline::NATIVE_COMMANDS` and `Redis.execute_command` (the Python side decides once,
+//! in `Redis._native_config`). Any other client, and any call whose arguments redis-py
+//! refuses client-side (its `DataError`s, whose texts are redis-py's own) or are of
+//! unusual types, goes to the Python method of the same name (`xstreams.client.streams` /
+//! `keyspace`), which is the reference. So every call returns exactly what it returned
 //! before; the native path only makes the common calls cheaper.
+
+mod groups;
+mod keyspace;
+mod pending;
+mod pipeline;
+mod read;
+mod sink;
+mod xadd;
+
+pub(crate) use pipeline::NativePipeline;
 
 use std::borrow::Cow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -339,7 +348,7 @@ impl NativeClient {
 /// more than the command. When another thread holds the store, the work may be long, or
 /// the reply waits for an fsync (`fsync="always"`), the GIL is released while waiting
 /// and working, so other Python threads run. `work` never touches Python objects (see
-/// `client_sink`), and a panic becomes `InternalError`.
+/// `sink`), and a panic becomes `InternalError`.
 pub(crate) fn locked<R: Send>(
     py: Python<'_>,
     f: &Fast,
@@ -447,4 +456,301 @@ impl NativeClient {
     fn _native_on(slf: &Bound<'_, Self>) -> PyResult<bool> {
         Ok(slf.get().fast(slf)?.is_some())
     }
+}
+
+/// How a reply becomes redis-py's value: the one conversion of the native methods and of
+/// a pipeline's results.
+#[derive(Clone)]
+pub(crate) enum Conv<'py> {
+    /// An integer (or whatever raw value the engine answered).
+    Int,
+    /// The raw reply, decoded when asked (no callback).
+    Raw,
+    /// redis-py's `bool_ok`: ``True`` for an OK status.
+    BoolOk,
+    /// ``bool(int)``.
+    Bool,
+    /// redis-py's `parse_stream_list` (XRANGE, XREVRANGE).
+    Entries,
+    /// XREAD / XREADGROUP in the client's shape.
+    Read,
+    /// The client's Python response callback for a command, with options.
+    Callback(&'static str, Option<Bound<'py, PyDict>>),
+    /// `client._parse(name, value, options)`: decoding and the client's callback, as the
+    /// Python path does (a pipeline's other commands).
+    Parse(Bound<'py, PyAny>, Bound<'py, PyDict>),
+}
+
+/// `reply` as redis-py's value, converted as `conv` says; an error reply is raised.
+pub(crate) fn convert(
+    slf: &Bound<'_, NativeClient>,
+    py: Python<'_>,
+    reply: &Reply,
+    f: &Fast,
+    conv: Conv<'_>,
+) -> PyResult<Py<PyAny>> {
+    match (conv, reply) {
+        (_, Reply::Error(e)) => Err(reply_err(py, e)),
+        (Conv::Int, r) => int_reply(py, r, f),
+        (Conv::Raw, r) => raw(py, r, f),
+        (Conv::BoolOk, Reply::Status(s)) => {
+            Ok(PyBool::new(py, s == "OK").to_owned().into_any().unbind())
+        }
+        (Conv::Bool, Reply::Int(i)) => Ok(PyBool::new(py, *i != 0).to_owned().into_any().unbind()),
+        (Conv::Entries, r) => stream_list(py, r, f, false),
+        (Conv::Read, r) => read_reply(py, r, f, false),
+        (Conv::Callback(cmd, options), r) => {
+            let value = raw(py, r, f)?;
+            let cb = slf.getattr("response_callbacks")?.get_item(cmd)?;
+            cb.call((value,), options.as_ref()).map(Bound::unbind)
+        }
+        (Conv::Parse(name, options), r) => {
+            let value = reply_to_py(py, r, f.wire)?;
+            slf.call_method1("_parse", (name, value, options.copy()?))
+                .map(Bound::unbind)
+        }
+        (_, r) => raw(py, r, f),
+    }
+}
+
+/// A command's arguments, built by a native method from redis-py's arguments (bytes
+/// borrowed from the Python objects, not copied).
+pub(crate) struct Cmd<'a> {
+    pub(crate) args: Args<'a>,
+}
+
+impl<'a> Cmd<'a> {
+    /// A word of the command (its name, a keyword).
+    pub(crate) fn word(&mut self, w: &'static [u8]) -> &mut Self {
+        self.args.push(Cow::Borrowed(w));
+        self
+    }
+
+    /// An argument encoded as redis-py's `Encoder` does.
+    pub(crate) fn arg(&mut self, obj: &'a Bound<'_, PyAny>) -> PyResult<&mut Self> {
+        self.args.push(arg_bytes(obj.py(), obj)?);
+        Ok(self)
+    }
+
+    /// Each of `objs`, encoded.
+    pub(crate) fn args<'py: 'a>(
+        &mut self,
+        objs: impl IntoIterator<Item = &'a Bound<'py, PyAny>>,
+    ) -> PyResult<&mut Self> {
+        for o in objs {
+            self.arg(o)?;
+        }
+        Ok(self)
+    }
+
+    /// An integer argument.
+    pub(crate) fn int(&mut self, n: i64) -> &mut Self {
+        push_int(&mut self.args, n);
+        self
+    }
+
+    /// `keyword value` when `value` is given.
+    pub(crate) fn opt(
+        &mut self,
+        keyword: &'static [u8],
+        value: Option<&'a Bound<'_, PyAny>>,
+    ) -> PyResult<&mut Self> {
+        if let Some(v) = value {
+            self.word(keyword).arg(v)?;
+        }
+        Ok(self)
+    }
+
+    /// `obj` encoded, or `default` without it.
+    pub(crate) fn arg_or(
+        &mut self,
+        obj: Option<&'a Bound<'_, PyAny>>,
+        default: &'static [u8],
+    ) -> PyResult<&mut Self> {
+        match obj {
+            Some(o) => self.arg(o),
+            None => Ok(self.word(default)),
+        }
+    }
+}
+
+/// What a native method gives its Python fallback: positional and keyword arguments.
+pub(crate) type PyCall<'py> = (Vec<Bound<'py, PyAny>>, Option<Bound<'py, PyDict>>);
+
+/// The shape of the native methods that run a command's arguments: when the arguments
+/// are in a shape the native path takes (`simple`) and the client has that path, run the
+/// command `build` writes and convert its reply as `build` says; otherwise call the Python
+/// method `method` (the reference for redis-py's checks) with the arguments `python`
+/// gives.
+pub(crate) fn native_or<'a, 'py>(
+    slf: &Bound<'py, NativeClient>,
+    simple: bool,
+    build: impl FnOnce(&mut Cmd<'a>) -> PyResult<Conv<'py>>,
+    method: &str,
+    python: impl FnOnce() -> PyResult<PyCall<'py>>,
+) -> PyResult<Py<PyAny>> {
+    let py = slf.py();
+    if simple {
+        if let Some(f) = slf.get().fast(slf)? {
+            let mut cmd = Cmd {
+                args: Vec::with_capacity(8),
+            };
+            let conv = build(&mut cmd)?;
+            let reply = run_args(py, f, &cmd.args)?;
+            return convert(slf, py, &reply, f, conv);
+        }
+    }
+    let (args, kwargs) = python()?;
+    call_fallback(slf, py, method, args, kwargs.as_ref())
+}
+
+/// The simplest native methods: command `words` followed by each of `objs`, whose
+/// fallback takes `objs` as they are.
+pub(crate) fn words_then_args<'a, 'py>(
+    slf: &Bound<'py, NativeClient>,
+    method: &str,
+    words: &[&'static [u8]],
+    objs: &[&'a Bound<'py, PyAny>],
+    conv: Conv<'py>,
+) -> PyResult<Py<PyAny>> {
+    let build = |c: &mut Cmd<'a>| {
+        for w in words {
+            c.word(w);
+        }
+        c.args(objs.iter().copied())?;
+        Ok(conv)
+    };
+    let python = || Ok((objs.iter().map(|o| (*o).clone()).collect(), None));
+    native_or(slf, true, build, method, python)
+}
+
+/// Define `_NativeClient` methods of the [`words_then_args`] shape, one line each:
+/// `/// doc` then `name(arg, ...) => [WORD ...], conversion;` (`as "pyname"` renames).
+macro_rules! words_then_args_methods {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $(as $pyname:literal)? ($($arg:ident),+) => [$($word:literal),+], $conv:expr;
+    )+) => {
+        #[pymethods]
+        impl NativeClient {
+            $(
+                $(#[$doc])*
+                $(#[pyo3(name = $pyname)])?
+                fn $name(slf: &Bound<'_, Self>, $($arg: &Bound<'_, PyAny>),+) -> PyResult<Py<PyAny>> {
+                    let method = words_then_args_methods!(@name $name $($pyname)?);
+                    $crate::client::words_then_args(
+                        slf, method, &[$($word),+], &[$($arg),+], $conv,
+                    )
+                }
+            )+
+        }
+    };
+    (@name $name:ident) => { stringify!($name) };
+    (@name $name:ident $pyname:literal) => { $pyname };
+}
+pub(crate) use words_then_args_methods;
+
+pub(crate) fn call_fallback(
+    slf: &Bound<'_, NativeClient>,
+    py: Python<'_>,
+    method: &str,
+    args: Vec<Bound<'_, PyAny>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    let mut all = vec![slf.clone().into_any()];
+    all.extend(args);
+    fallback(py, method)?
+        .call(PyTuple::new(py, all)?, kwargs)
+        .map(Bound::unbind)
+}
+
+pub(crate) fn opt_or<'py>(py: Python<'py>, v: Option<&Bound<'py, PyAny>>) -> Bound<'py, PyAny> {
+    match v {
+        Some(v) => v.clone(),
+        None => py.None().into_bound(py),
+    }
+}
+
+/// `all` followed by each of `opts` (None where not given).
+pub(crate) fn with_opts<'py, const N: usize>(
+    py: Python<'py>,
+    mut all: Vec<Bound<'py, PyAny>>,
+    opts: [Option<&Bound<'py, PyAny>>; N],
+) -> Vec<Bound<'py, PyAny>> {
+    all.extend(opts.into_iter().map(|o| opt_or(py, o)));
+    all
+}
+
+/// Keyword arguments: those of `kwargs` that were given.
+pub(crate) fn given<'py, const N: usize>(
+    py: Python<'py>,
+    kwargs: [(&str, Option<&Bound<'py, PyAny>>); N],
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in kwargs {
+        if let Some(v) = v {
+            d.set_item(k, v)?;
+        }
+    }
+    Ok(d)
+}
+
+/// XACKDEL / XDELEX: `CMD head... REF_POLICY IDS n id...` (KEEPREF when no policy is
+/// given), one status code per ID.
+fn policy_call<'py>(
+    slf: &Bound<'py, NativeClient>,
+    method: &str,
+    cmd: &'static [u8],
+    head: &[&Bound<'py, PyAny>],
+    ids: &Bound<'py, PyTuple>,
+    ref_policy: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let items: Vec<Bound<'py, PyAny>> = ids.iter().collect();
+    let simple = !items.is_empty() && ref_policy.is_none_or(|p| is_one_of(p, REF_POLICIES));
+    native_or(
+        slf,
+        simple,
+        |c| {
+            c.word(cmd).args(head.iter().copied())?;
+            c.arg_or(ref_policy, b"KEEPREF")?;
+            c.word(b"IDS").int(items.len() as i64).args(&items)?;
+            Ok(Conv::Raw)
+        },
+        method,
+        || {
+            let mut all: Vec<Bound<'py, PyAny>> = head.iter().map(|h| (*h).clone()).collect();
+            all.extend(items.iter().cloned());
+            Ok((all, Some(given(slf.py(), [("ref_policy", ref_policy)])?)))
+        },
+    )
+}
+
+/// A response callback's options: `{key: value}`.
+pub(crate) fn option<'py>(
+    py: Python<'py>,
+    key: &str,
+    value: impl IntoPyObject<'py>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item(key, value)?;
+    Ok(d)
+}
+
+/// A command of a name followed by arguments, answering an integer.
+fn keys_call(
+    slf: &Bound<'_, NativeClient>,
+    method: &str,
+    cmd: &'static [u8],
+    items: &[Bound<'_, PyAny>],
+) -> PyResult<Py<PyAny>> {
+    native_or(
+        slf,
+        true,
+        |c| {
+            c.word(cmd).args(items)?;
+            Ok(Conv::Int)
+        },
+        method,
+        || Ok((items.to_vec(), None)),
+    )
 }

@@ -1,12 +1,22 @@
-//! The consumer-group methods of `_NativeClient` (see `client.rs`): XGROUP, XINFO,
-//! XCLAIM and XAUTOCLAIM (XPENDING: `client_pending.rs`). Their replies go through the client's own redis-py
-//! callback (it depends on the protocol), on the raw value built in Rust.
+//! The consumer-group methods of `_NativeClient`: XACK, XACKDEL and XNACK (the core's
+//! `command::xack`), XGROUP, XCLAIM, XAUTOCLAIM and XINFO (XPENDING: `pending`). XACK and
+//! XACKDEL run the core's typed commands from the IDs as given (`xack_ids`,
+//! `xackdel_ids`: the command's checks in its order, its log record); the others run
+//! their arguments, the replies of XCLAIM, XAUTOCLAIM and XINFO through the client's own
+//! redis-py callback (it depends on the protocol), on the raw value built in Rust.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+use xstreams_core::command::{xack_ids, xackdel_ids};
+use xstreams_core::structures::stream::{DeleteOutcome, RefPolicy};
 
-use crate::client::{exact_int, is_exact_false, NativeClient};
-use crate::client_commands::{native_or, option, with_opts, words_then_args_methods, Cmd, Conv};
+use super::{
+    exact_int, given, is_exact_false, is_one_of, keys_call, locked, native_or, option, policy_call,
+    with_opts, words_then_args_methods, Cmd, Conv, Fast, NativeClient,
+};
+use crate::convert::arg_bytes;
+
+const NACK_MODES: &[&str] = &["SILENT", "FAIL", "FATAL"];
 
 words_then_args_methods! {
     /// Delete a consumer; return the number of messages it had pending.
@@ -24,6 +34,98 @@ words_then_args_methods! {
 /// Consumer groups, pending entries, claiming and XINFO.
 #[pymethods]
 impl NativeClient {
+    /// Acknowledge messages; return how many were pending.
+    #[pyo3(signature = (name, groupname, *ids))]
+    fn xack(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        groupname: &Bound<'_, PyAny>,
+        ids: &Bound<'_, PyTuple>,
+    ) -> PyResult<Py<PyAny>> {
+        if !ids.is_empty() {
+            if let Some(f) = slf.get().fast(slf)? {
+                return xack_fast(py, f, name, groupname, ids);
+            }
+        }
+        let mut all = vec![name.clone(), groupname.clone()];
+        all.extend(ids.iter());
+        keys_call(slf, "xack", b"XACK", &all)
+    }
+
+    /// XACK and XDEL in one command; one status code per ID.
+    #[pyo3(signature = (name, groupname, *ids, ref_policy=None))]
+    fn xackdel(
+        slf: &Bound<'_, Self>,
+        name: &Bound<'_, PyAny>,
+        groupname: &Bound<'_, PyAny>,
+        ids: &Bound<'_, PyTuple>,
+        ref_policy: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let policy = match ref_policy {
+            None => Some(RefPolicy::KeepRef),
+            Some(p) if is_one_of(p, &["KEEPREF"]) => Some(RefPolicy::KeepRef),
+            Some(p) if is_one_of(p, &["DELREF"]) => Some(RefPolicy::DelRef),
+            Some(p) if is_one_of(p, &["ACKED"]) => Some(RefPolicy::Acked),
+            Some(_) => None,
+        };
+        if let (Some(policy), false) = (policy, ids.is_empty()) {
+            if let Some(f) = slf.get().fast(slf)? {
+                return xackdel_fast(slf.py(), f, name, groupname, ids, policy);
+            }
+        }
+        let head = [name, groupname];
+        policy_call(slf, "xackdel", b"XACKDEL", &head, ids, ref_policy)
+    }
+
+    /// Negatively acknowledge pending messages (mode SILENT, FAIL or FATAL).
+    #[pyo3(signature = (name, groupname, mode, *ids, retrycount=None, force=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn xnack(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        groupname: &Bound<'_, PyAny>,
+        mode: &Bound<'_, PyAny>,
+        ids: &Bound<'_, PyTuple>,
+        retrycount: Option<&Bound<'_, PyAny>>,
+        force: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let retry = retrycount.map(exact_int);
+        let force_on = force.map(|f| (f.is_exact_instance_of::<PyBool>(), f.is_truthy()));
+        let simple = !ids.is_empty()
+            && is_one_of(mode, NACK_MODES)
+            && !matches!(retry, Some(None) | Some(Some(i64::MIN..=-1)))
+            && !matches!(force_on, Some((false, _)));
+        let items: Vec<Bound<'_, PyAny>> = ids.iter().collect();
+        native_or(
+            slf,
+            simple,
+            |c| {
+                c.word(b"XNACK").args([name, groupname, mode])?;
+                c.word(b"IDS").int(items.len() as i64).args(&items)?;
+                if let Some(Some(n)) = retry {
+                    c.word(b"RETRYCOUNT").int(n);
+                }
+                if let Some((_, on)) = force_on {
+                    if on? {
+                        c.word(b"FORCE");
+                    }
+                }
+                Ok(Conv::Int)
+            },
+            "xnack",
+            || {
+                let all = [
+                    vec![name.clone(), groupname.clone(), mode.clone()],
+                    items.clone(),
+                ];
+                let kwargs = given(py, [("retrycount", retrycount), ("force", force)])?;
+                Ok((all.concat(), Some(kwargs)))
+            },
+        )
+    }
+
     /// Create a consumer group (``mkstream`` creates the stream if missing).
     #[pyo3(signature = (name, groupname, id=None, mkstream=None, entries_read=None))]
     fn xgroup_create(
@@ -274,4 +376,68 @@ fn justid_option<'py>(
     }
     c.word(b"JUSTID");
     option(py, "parse_justid", true).map(Some)
+}
+
+/// XACK of at least one ID as a typed call (no argument vector, no command lookup): the
+/// IDs' bytes borrowed from the tuple, checked in the command's order by `xack_ids`.
+fn xack_fast(
+    py: Python<'_>,
+    f: &Fast,
+    name: &Bound<'_, PyAny>,
+    groupname: &Bound<'_, PyAny>,
+    ids: &Bound<'_, PyTuple>,
+) -> PyResult<Py<PyAny>> {
+    let key = arg_bytes(py, name)?;
+    let group = arg_bytes(py, groupname)?;
+    // The tuple holds its items (it cannot change): their bytes are borrowed.
+    let items: Vec<_> = (0..ids.len())
+        .map(|i| ids.get_borrowed_item(i))
+        .collect::<PyResult<_>>()?;
+    let raw_ids = items
+        .iter()
+        .map(|i| arg_bytes(py, i))
+        .collect::<PyResult<Vec<_>>>()?;
+    let raw: Vec<&[u8]> = raw_ids.iter().map(|i| i.as_ref()).collect();
+    let (key, group) = (key.as_ref(), group.as_ref());
+    let db = f.db;
+    let acked = locked(py, f, false, |sess| {
+        sess.run(db, |ctx| xack_ids(ctx, key, group, &raw))
+    })?;
+    Ok(acked.into_pyobject(py)?.into_any().unbind())
+}
+
+/// XACKDEL of at least one ID under a known policy as a typed call (no argument vector,
+/// no command lookup), in the order the command checks: writes refused, the key's type,
+/// every ID not found without the key or the group (the IDs not even parsed), then every
+/// ID strictly; one status code per ID.
+fn xackdel_fast(
+    py: Python<'_>,
+    f: &Fast,
+    name: &Bound<'_, PyAny>,
+    groupname: &Bound<'_, PyAny>,
+    ids: &Bound<'_, PyTuple>,
+    policy: RefPolicy,
+) -> PyResult<Py<PyAny>> {
+    let key = arg_bytes(py, name)?;
+    let group = arg_bytes(py, groupname)?;
+    // The tuple holds its items (it cannot change): their bytes are borrowed.
+    let items: Vec<_> = (0..ids.len())
+        .map(|i| ids.get_borrowed_item(i))
+        .collect::<PyResult<_>>()?;
+    let raw_ids = items
+        .iter()
+        .map(|i| arg_bytes(py, i))
+        .collect::<PyResult<Vec<_>>>()?;
+    let raw: Vec<&[u8]> = raw_ids.iter().map(|i| i.as_ref()).collect();
+    let (key, group) = (key.as_ref(), group.as_ref());
+    let db = f.db;
+    let codes = locked(py, f, false, |sess| {
+        sess.run(db, |ctx| xackdel_ids(ctx, key, group, policy, &raw))
+    })?;
+    let codes = codes.into_iter().map(|c| match c {
+        DeleteOutcome::NotFound => -1i64,
+        DeleteOutcome::Deleted => 1,
+        DeleteOutcome::Referenced => 2,
+    });
+    Ok(PyList::new(py, codes)?.into_any().unbind())
 }

@@ -1,4 +1,4 @@
-//! XPENDING's two forms as methods of `_NativeClient` (see `client.rs`): the typed core
+//! XPENDING's two forms as methods of `_NativeClient` (see `client/mod.rs`): the typed core
 //! queries (`xpending_summary`, `xpending_range`) run in one store session, and redis-py's
 //! values — `{"pending", "min", "max", "consumers": [{"name", "pending"}]}` and
 //! `[{"message_id", "consumer", "time_since_delivered", "times_delivered"}, ...]` — built
@@ -15,15 +15,15 @@ use xstreams_core::command::{args as cmd_args, xpending_range, xpending_summary}
 use xstreams_core::structures::pel::{PendingRange, PendingRow, PendingSummary};
 use xstreams_core::Reply;
 
-use crate::client::{exact_int, locked, raw, Fast, NativeClient};
-use crate::client_commands::{call_fallback, option, with_opts};
-use crate::client_sink::id_obj;
+use super::sink::id_obj;
+use super::{call_fallback, option, with_opts};
+use super::{exact_int, locked, raw, Fast, NativeClient};
 use crate::convert::arg_bytes;
 
 /// The client's XPENDING callback when it is not redis-py's (`_parse_xpending`).
 fn custom_callback<'py>(slf: &Bound<'py, NativeClient>) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = slf.py();
-    let default = &crate::client::registered(py)?.xpending_callback;
+    let default = &super::registered(py)?.xpending_callback;
     let name = intern!(py, "XPENDING");
     let callbacks = slf.getattr(intern!(py, "response_callbacks"))?;
     // The client's `CaseInsensitiveDict` keeps its keys upper-case: a plain dict lookup
@@ -56,7 +56,7 @@ fn summary_obj(py: Python<'_>, s: &PendingSummary, decode: bool) -> PyResult<Py<
     let consumers = PyList::empty(py);
     for (name, n) in &s.consumers {
         let c = PyDict::new(py);
-        c.set_item(intern!(py, "name"), crate::client::text(py, name, decode)?)?;
+        c.set_item(intern!(py, "name"), super::text(py, name, decode)?)?;
         c.set_item(intern!(py, "pending"), n)?;
         consumers.append(c)?;
     }
@@ -75,7 +75,7 @@ fn rows_obj(py: Python<'_>, rows: &[PendingRow], decode: bool) -> PyResult<Py<Py
         let consumer = match &last {
             Some((name, obj)) if *name == r.consumer.as_slice() => obj.clone_ref(py),
             _ => {
-                let obj = crate::client::text(py, &r.consumer, decode)?;
+                let obj = super::text(py, &r.consumer, decode)?;
                 last = Some((&r.consumer, obj.clone_ref(py)));
                 obj
             }

@@ -1,0 +1,284 @@
+//! XADD, XTRIM, XDEL, XDELEX, XLEN and XCFGSET: the stream's entries added, trimmed,
+//! deleted and counted, and its IDMP settings (the core's `command::xadd`, `xrange`,
+//! `xidmp`). XADD takes one path, the command's own parser and typed implementation; the
+//! others run their arguments (`native_or`).
+
+use std::borrow::Cow;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
+use smallvec::SmallVec;
+use xstreams_core::command::xadd_argv;
+
+use super::sink::id_obj;
+use super::{
+    exact_int, fallback, is_one_of, keys_call, locked, native_or, opt_or, policy_call, with_opts,
+    words_then_args_methods, Conv, NativeClient, REF_POLICIES,
+};
+use crate::convert::arg_bytes;
+use crate::prefetch;
+
+/// How many field/value pairs an entry may have before its XADD allocates for them.
+const INLINE_PAIRS: usize = 4;
+
+/// A dict's items held (a strong reference each, so that their bytes stay valid even if
+/// the dict changes while the GIL is released), on the stack for a few fields.
+type InlineItems<'py> = SmallVec<[(Bound<'py, PyAny>, Bound<'py, PyAny>); INLINE_PAIRS]>;
+
+/// Field/value pairs of `items`, encoded, in order (bytes are borrowed, not copied).
+fn pairs_of<'a>(
+    py: Python<'_>,
+    items: &'a InlineItems<'_>,
+) -> PyResult<SmallVec<[Cow<'a, [u8]>; 2 * INLINE_PAIRS]>> {
+    let mut out = SmallVec::with_capacity(2 * items.len());
+    for (k, v) in items {
+        out.push(arg_bytes(py, k)?);
+        out.push(arg_bytes(py, v)?);
+    }
+    Ok(out)
+}
+
+words_then_args_methods! {
+    /// Number of entries of a stream.
+    xlen(name) => [b"XLEN"], Conv::Int;
+}
+
+#[pymethods]
+impl NativeClient {
+    /// Append an entry to a stream and return its ID (redis-py's ``xadd``). redis-py's
+    /// arguments become XADD's words, parsed and run by the command's own path
+    /// (`xadd_argv`: the parser, then the typed XADD) in one session; a shape redis-py
+    /// refuses client-side (its `DataError`s) or a client without the native path takes
+    /// the Python method.
+    #[pyo3(signature = (name, fields, id=None, maxlen=None, approximate=None, nomkstream=None, minid=None, limit=None, ref_policy=None, idmpauto=None, idmp=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn xadd(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        fields: &Bound<'_, PyAny>,
+        id: Option<&Bound<'_, PyAny>>,
+        maxlen: Option<&Bound<'_, PyAny>>,
+        approximate: Option<&Bound<'_, PyAny>>,
+        nomkstream: Option<&Bound<'_, PyAny>>,
+        minid: Option<&Bound<'_, PyAny>>,
+        limit: Option<&Bound<'_, PyAny>>,
+        ref_policy: Option<&Bound<'_, PyAny>>,
+        idmpauto: Option<&Bound<'_, PyAny>>,
+        idmp: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let maxlen_n = maxlen.map(|m| exact_int(m).filter(|n| *n >= 0));
+        let idmp_pair = idmp.map(|t| t.cast::<PyTuple>().ok().filter(|t| t.len() == 2));
+        let idempotent = idmpauto.is_some() || idmp.is_some();
+        // redis-py's DataError cases (left to the Python method): maxlen with minid,
+        // idmpauto with idmp, an idempotent add with an explicit ID, an unknown policy, a
+        // malformed idmp or maxlen.
+        let conflicting = (maxlen.is_some() && minid.is_some())
+            || (idmpauto.is_some() && idmp.is_some())
+            || (idempotent && !id.is_none_or(|i| is_one_of(i, &["*"])));
+        let simple = !conflicting
+            && ref_policy.is_none_or(|p| is_one_of(p, REF_POLICIES))
+            && !matches!(idmp_pair, Some(None))
+            && !matches!(maxlen_n, Some(None));
+        let dict = fields.cast::<PyDict>().ok().filter(|d| !d.is_empty());
+        if let (true, Some(dict), Some(f)) = (simple, dict, slf.get().fast(slf)?) {
+            let on =
+                |o: Option<&Bound<'_, PyAny>>, default| o.map_or(Ok(default), |o| o.is_truthy());
+            let approximate = on(approximate, true)?;
+            let key = arg_bytes(py, name)?;
+            let mut words: SmallVec<[Cow<'_, [u8]>; 12]> = SmallVec::new();
+            if on(nomkstream, false)? {
+                words.push(Cow::Borrowed(b"NOMKSTREAM"));
+            }
+            if let Some(p) = ref_policy {
+                words.push(arg_bytes(py, p)?);
+            }
+            if let Some(pid) = idmpauto {
+                words.push(Cow::Borrowed(b"IDMPAUTO"));
+                words.push(arg_bytes(py, pid)?);
+            }
+            if let Some(Some(pair)) = &idmp_pair {
+                words.push(Cow::Borrowed(b"IDMP"));
+                words.push(arg_bytes(py, &pair.get_item(0)?)?.into_owned().into());
+                words.push(arg_bytes(py, &pair.get_item(1)?)?.into_owned().into());
+            }
+            let tilde = |words: &mut SmallVec<[Cow<'_, [u8]>; 12]>| {
+                if approximate {
+                    words.push(Cow::Borrowed(b"~"));
+                }
+            };
+            if let Some(Some(n)) = maxlen_n {
+                words.push(Cow::Borrowed(b"MAXLEN"));
+                tilde(&mut words);
+                words.push(Cow::Owned(n.to_string().into_bytes()));
+            }
+            if let Some(m) = minid {
+                words.push(Cow::Borrowed(b"MINID"));
+                tilde(&mut words);
+                words.push(arg_bytes(py, m)?);
+            }
+            if let Some(l) = limit {
+                words.push(Cow::Borrowed(b"LIMIT"));
+                words.push(arg_bytes(py, l)?);
+            }
+            words.push(match id {
+                None => Cow::Borrowed(b"*"),
+                Some(i) => arg_bytes(py, i)?,
+            });
+            let items: InlineItems<'_> = dict.iter().collect();
+            let pairs = pairs_of(py, &items)?;
+            for v in pairs.iter().skip(1).step_by(2) {
+                prefetch::bytes(v);
+            }
+            let mut argv: SmallVec<[&[u8]; 24]> = SmallVec::new();
+            argv.extend([&b"XADD"[..], key.as_ref()]);
+            argv.extend(words.iter().chain(&pairs).map(|w| w.as_ref()));
+            let db = f.db;
+            let out = locked(py, f, false, |sess| {
+                sess.run(db, |ctx| xadd_argv(ctx, &argv))
+            })?;
+            return Ok(match out {
+                Some(o) => id_obj(py, o.id, f.decode).unbind(),
+                None => py.None(),
+            });
+        }
+        let id = match id {
+            Some(i) => i.clone(),
+            None => PyString::new(py, "*").into_any(),
+        };
+        let approximate = match approximate {
+            Some(a) => a.clone(),
+            None => PyBool::new(py, true).to_owned().into_any(),
+        };
+        let nomkstream = match nomkstream {
+            Some(n) => n.clone(),
+            None => PyBool::new(py, false).to_owned().into_any(),
+        };
+        fallback(py, "xadd")?
+            .call1((
+                slf,
+                name,
+                fields,
+                id,
+                maxlen,
+                approximate,
+                nomkstream,
+                minid,
+                limit,
+                ref_policy,
+                idmpauto,
+                idmp,
+            ))
+            .map(Bound::unbind)
+    }
+
+    /// Delete entries; return how many were deleted.
+    #[pyo3(signature = (name, *ids))]
+    fn xdel(
+        slf: &Bound<'_, Self>,
+        name: &Bound<'_, PyAny>,
+        ids: &Bound<'_, PyTuple>,
+    ) -> PyResult<Py<PyAny>> {
+        let mut all = vec![name.clone()];
+        all.extend(ids.iter());
+        keys_call(slf, "xdel", b"XDEL", &all)
+    }
+
+    /// XDEL with control over consumer-group references; one status code per ID.
+    #[pyo3(signature = (name, *ids, ref_policy=None))]
+    fn xdelex(
+        slf: &Bound<'_, Self>,
+        name: &Bound<'_, PyAny>,
+        ids: &Bound<'_, PyTuple>,
+        ref_policy: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        policy_call(slf, "xdelex", b"XDELEX", &[name], ids, ref_policy)
+    }
+
+    /// Trim a stream by ``maxlen`` or ``minid``; return the number of deleted entries.
+    #[pyo3(signature = (name, maxlen=None, approximate=None, minid=None, limit=None, ref_policy=None))]
+    fn xtrim(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        maxlen: Option<&Bound<'_, PyAny>>,
+        approximate: Option<&Bound<'_, PyAny>>,
+        minid: Option<&Bound<'_, PyAny>>,
+        limit: Option<&Bound<'_, PyAny>>,
+        ref_policy: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let approx = approximate.map(|a| (a.is_exact_instance_of::<PyBool>(), a.is_truthy()));
+        let simple = maxlen.is_some() != minid.is_some()
+            && ref_policy.is_none_or(|p| is_one_of(p, REF_POLICIES))
+            && !matches!(approx, Some((false, _)));
+        native_or(
+            slf,
+            simple,
+            |c| {
+                c.word(b"XTRIM").arg(name)?;
+                let (kw, value): (&'static [u8], _) = match (maxlen, minid) {
+                    (Some(m), _) => (b"MAXLEN", m),
+                    (None, Some(m)) => (b"MINID", m),
+                    (None, None) => unreachable!("one of maxlen/minid is set"),
+                };
+                c.word(kw);
+                let approx_on = match approx {
+                    None => true,
+                    Some((_, on)) => on?,
+                };
+                if approx_on {
+                    c.word(b"~");
+                }
+                c.arg(value)?.opt(b"LIMIT", limit)?;
+                if let Some(p) = ref_policy {
+                    c.arg(p)?;
+                }
+                Ok(Conv::Int)
+            },
+            "xtrim",
+            || {
+                let approximate = match approximate {
+                    Some(a) => a.clone(),
+                    None => PyBool::new(py, true).to_owned().into_any(),
+                };
+                let all = vec![name.clone(), opt_or(py, maxlen), approximate];
+                Ok((with_opts(py, all, [minid, limit, ref_policy]), None))
+            },
+        )
+    }
+
+    /// Configure a stream's idempotency map (IDMP-DURATION 1..300 s, IDMP-MAXSIZE).
+    #[pyo3(signature = (name, idmp_duration=None, idmp_maxsize=None))]
+    fn xcfgset(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        name: &Bound<'_, PyAny>,
+        idmp_duration: Option<&Bound<'_, PyAny>>,
+        idmp_maxsize: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let duration = idmp_duration.map(exact_int);
+        let maxsize = idmp_maxsize.map(exact_int);
+        let simple = (duration.is_some() || maxsize.is_some())
+            && matches!(duration, None | Some(Some(1..=300)))
+            && matches!(maxsize, None | Some(Some(1..=1_000_000)));
+        native_or(
+            slf,
+            simple,
+            |c| {
+                c.word(b"XCFGSET").arg(name)?;
+                if let Some(Some(d)) = duration {
+                    c.word(b"IDMP-DURATION").int(d);
+                }
+                if let Some(Some(m)) = maxsize {
+                    c.word(b"IDMP-MAXSIZE").int(m);
+                }
+                Ok(Conv::Raw)
+            },
+            "xcfgset",
+            || {
+                let all = vec![name.clone()];
+                Ok((with_opts(py, all, [idmp_duration, idmp_maxsize]), None))
+            },
+        )
+    }
+}

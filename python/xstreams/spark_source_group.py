@@ -135,6 +135,11 @@ class GroupReads:
             ceiling = limits.ceiling(s)
             turn = 0
             share = _TURN if rows_left is None else -(-rows_left // len(self.names))
+            if rows_left is None and len(self.names) > 1:
+                # No cap: an even share of what the group has yet to receive (its lag).
+                lag = self._lag(r, s)
+                if lag:
+                    share = max(_TURN, -(-lag // len(self.names)))
             while (rows_left is None or rows_left > 0) and (bytes_left is None or bytes_left > 0):
                 n = READ_CHUNK if rows_left is None else min(rows_left, READ_CHUNK)
                 if len(self.names) > 1:
@@ -161,6 +166,15 @@ class GroupReads:
                 if got_n < n and len(self.names) == 1:
                     break
         return end
+
+    def _lag(self, r: Any, stream: str) -> Optional[int]:
+        """The group's lag on ``stream`` (entries it has yet to receive), when known."""
+        for g in r.execute_command("XINFO", "GROUPS", stream):
+            info = dict(zip(g[::2], g[1::2]))
+            if as_text(info.get(b"name", b"")) == self.group:
+                lag = info.get(b"lag")
+                return None if lag is None else int(lag)
+        return None
 
     def _deliver(self, r: Any, stream: str, name: str, n: int, sized: bool) -> Tuple[int, str, int]:
         """``XREADGROUP GROUP g name COUNT n STREAMS stream >``: how many entries it

@@ -1,11 +1,13 @@
-"""``xstreams.spark.dedup`` from a Spark Connect client.
+"""``xstreams.spark.dedup``, the batch sink and reader, and a streaming query, from a
+Spark Connect client.
 
 A Connect server (``SparkConnectServer``, what ``sbin/start-connect-server.sh`` starts)
 runs its driver on the standalone cluster of the ``spark_standalone`` fixture; the client
 (``spark_connect_child.py``, a process of its own) only holds a gRPC channel to it.
 ``format("xstreams")`` is found by the server's data source lookup (the wheel's
 ``pyspark_xstreams``), the client registers nothing. dedup's answers are checked
-against the single-store reference of ``test_spark_dedup``.
+against the single-store reference of ``test_spark_dedup``; what the sinks wrote to
+``xstreams serve`` is read back with redis-py.
 """
 
 from __future__ import annotations
@@ -62,3 +64,36 @@ def test_dedup_from_a_connect_client(connect_url):
     got = client(connect_url, "dedup")["answers"]
     want = reference(make_events(1), iid="iid", order="ord", duration=2, maxsize=6)
     assert {int(k): tuple(v) for k, v in got.items()} == want
+
+
+def _client_of(srv: Any) -> Any:
+    import redis
+
+    return redis.Redis(host="127.0.0.1", port=srv.port, protocol=2)
+
+
+def test_batch_write_and_read_from_a_connect_client(connect_url, serve_session):
+    url = f"redis://127.0.0.1:{serve_session.port}"
+    got = client(connect_url, "write_read", url=url, n=1000, prefix="connect:wr:")["rows"]
+    r = _client_of(serve_session)
+    want = []
+    for i in range(4):
+        key = f"connect:wr:{i}"
+        entries = r.xrange(key)
+        assert sorted(int(f[b"n"]) for _, f in entries) == list(range(i, 1000, 4))
+        want += [[key, f[b"n"].decode()] for _, f in entries]
+    assert got == sorted(want) and len(got) == 1000
+
+
+def test_group_stream_query_from_a_connect_client(connect_url, serve_session, tmp_path):
+    url = f"redis://127.0.0.1:{serve_session.port}"
+    r = _client_of(serve_session)
+    for i in range(450):
+        r.xadd("connect:src", {"n": str(i)})
+    got = client(
+        connect_url, "stream", url=url, src="connect:src", dst="connect:dst",
+        checkpoint=str(tmp_path / "ck"),
+    )  # fmt: skip
+    assert got["batches"] >= 5  # maxEntriesPerTrigger 100 holds under AvailableNow
+    assert [int(f[b"n"]) for _, f in r.xrange("connect:dst")] == list(range(450))
+    assert r.xpending("connect:src", "g")["pending"] == 0  # the last batch acked too

@@ -264,6 +264,24 @@ def _replay_read(
     signed: bool = True,
     max_rows: int = 65536,
 ) -> list[Any]: ...
+def _reply_arrow(
+    stream: _Arg,
+    entries: Sequence[Any],
+    end: Optional[_Arg] = None,
+    *,
+    decode: bool = True,
+    schema: Any = None,
+    signed: bool = True,
+) -> tuple[Any, int]: ...
+def _xadd_wire(
+    key: _Arg,
+    batch: Any,
+    fields: Sequence[str],
+    *,
+    producer: Optional[str] = None,
+    iid: Optional[str] = None,
+    trim: Sequence[bytes] = ...,
+) -> tuple[bytes, int]: ...
 
 class _NativePipeline:
     """Base class of ``xstreams.Pipeline``: queues the common XADD, XACK and XDEL natively."""

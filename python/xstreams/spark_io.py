@@ -259,6 +259,19 @@ class RowShape:
             kw["minid"] = str(self.minid)
         return kw
 
+    def packed(self, key: bytes, batch: Any, conn: Any) -> Tuple[bytes, int]:
+        """The XADDs of :meth:`commands` for an Arrow batch, packed as a client sends them
+        (RESP), and how many there are. Field columns are packed in Rust (no Python
+        object per row); a ``fields`` map column through ``conn``'s packer."""
+        if self.fields_map:
+            cmds = list(self.commands(key, batch))
+            return b"".join(conn.pack_commands(cmds)) if cmds else b"", len(cmds)
+        from ._xstreams import _xadd_wire
+
+        return _xadd_wire(  # type: ignore[no-any-return]
+            key, batch, self.fields, producer=self.producer, iid=self.iid, trim=self.trim
+        )
+
     def commands(self, key: bytes, batch: Any) -> Iterator[List[bytes]]:
         """``XADD`` argv of each row of an Arrow batch (or table)."""
         n = batch.num_rows

@@ -108,18 +108,11 @@ class Group:
         self.parts = parts
         self.rows = sum(t.num_rows for _, t in parts)
 
-    def commands(self, shape: RowShape) -> Iterator[List[List[bytes]]]:
-        """The XADDs, in chunks of at most ``_CHUNK``."""
-        chunk: List[List[bytes]] = []
+    def packed(self, shape: RowShape, conn: Any) -> Iterator[Tuple[bytes, int]]:
+        """The XADDs, packed, in chunks of at most ``_CHUNK`` commands."""
         for key, table in self.parts:
             for b in table.to_batches(max_chunksize=_CHUNK):
-                for argv in shape.commands(key, b):
-                    chunk.append(argv)
-                    if len(chunk) >= _CHUNK:
-                        yield chunk
-                        chunk = []
-        if chunk:
-            yield chunk
+                yield shape.packed(key, b, conn)
 
 
 def groups(parts: Sequence[Tuple[bytes, Any]], cluster: bool) -> List[Group]:
@@ -227,9 +220,8 @@ class TaskWrite:
 
     def _fingerprint(self, conn: Any, g: Group) -> str:
         h = hashlib.blake2b(digest_size=16)
-        for chunk in g.commands(self.shape):
-            for piece in conn.pack_commands(chunk):
-                h.update(piece)
+        for packed, _ in g.packed(self.shape, conn):
+            h.update(packed)
         return h.hexdigest()
 
     def _check_same(self, conn: Any, g: Group, entry: Dict[str, str]) -> None:
@@ -245,12 +237,10 @@ class TaskWrite:
         h = hashlib.blake2b(digest_size=16)
         queued_error: Optional[BaseException] = None
         self._call(conn, "MULTI")
-        for chunk in g.commands(self.shape):
-            packed = conn.pack_commands(chunk)
-            for piece in packed:
-                h.update(piece)
-            conn.send_packed_command(packed)
-            for _ in chunk:
+        for packed, n in g.packed(self.shape, conn):
+            h.update(packed)
+            conn.send_packed_command([packed])  # a list: redis-py iterates what it sends
+            for _ in range(n):
                 try:
                     conn.read_response()
                 except ResponseError as e:

@@ -25,10 +25,46 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .spark_io import ZERO_ID, as_text, id_max, parse_id
 from .spark_source_server import READ_CHUNK, entry_size, group_reply_entries
+
+# Where the server runs Lua, the driver's share of group mode runs there: a delivery
+# turn (XREADGROUP's entries counted and sized on the server; only the count, the last ID
+# and the bytes come back) and an ack chunk (XPENDING's IDs acked on the server, in
+# slices Lua's unpack takes).
+_LUA = {
+    "deliver": """
+local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[3],
+                     'STREAMS', KEYS[1], '>')
+if not r then return {0, '', 0} end
+local e = r[1][2]
+local n = #e
+if n == 0 then return {0, '', 0} end
+local size = 0
+if ARGV[4] == '1' then
+  for i = 1, n do
+    size = size + #e[i][1]
+    local fv = e[i][2]
+    for j = 1, #fv do size = size + #fv[j] end
+  end
+end
+return {n, e[n][1], size}
+""",
+    "ack": """
+local p = redis.call('XPENDING', KEYS[1], ARGV[1], '-', ARGV[3], ARGV[4], ARGV[2])
+local acked = 0
+local i = 1
+while i <= #p do
+  local ids = {}
+  for j = i, math.min(i + 999, #p) do ids[#ids + 1] = p[j][1] end
+  acked = acked + redis.call('XACK', KEYS[1], ARGV[1], unpack(ids))
+  i = i + 1000
+end
+return {#p, acked}
+""",
+}
 
 # Entries delivered to one consumer per turn when no cap divides the batch.
 _TURN = 1_000
@@ -60,6 +96,8 @@ class GroupReads:
         self.consumer = consumer
         self.names = [consumer] if consumers == 1 else [f"{consumer}-{i}" for i in range(consumers)]
         self.starting = starting
+        # The scripts of _LUA (None: not registered yet; False: the server has no Lua).
+        self._scripts: Any = None
 
     def create(self, r: Any, streams: List[str]) -> None:
         """The group on each stream (``MKSTREAM``), at ``startingId``; an existing
@@ -97,6 +135,11 @@ class GroupReads:
             ceiling = limits.ceiling(s)
             turn = 0
             share = _TURN if rows_left is None else -(-rows_left // len(self.names))
+            if rows_left is None and len(self.names) > 1:
+                # No cap: an even share of what the group has yet to receive (its lag).
+                lag = self._lag(r, s)
+                if lag:
+                    share = max(_TURN, -(-lag // len(self.names)))
             while (rows_left is None or rows_left > 0) and (bytes_left is None or bytes_left > 0):
                 n = READ_CHUNK if rows_left is None else min(rows_left, READ_CHUNK)
                 if len(self.names) > 1:
@@ -112,20 +155,44 @@ class GroupReads:
                         break
                 name = self.names[turn % len(self.names)]
                 turn += 1
-                got = r.execute_command(
-                    "XREADGROUP", "GROUP", self.group, name, "COUNT", n, "STREAMS", s, ">"
-                )
-                entries = group_reply_entries(got, s)
-                if not entries:
+                got_n, last, nbytes = self._deliver(r, s, name, n, bytes_left is not None)
+                if not got_n:
                     break
-                end[s] = id_max(end[s], as_text(entries[-1][0]))
+                end[s] = id_max(end[s], last)
                 if rows_left is not None:
-                    rows_left -= len(entries)
+                    rows_left -= got_n
                 if bytes_left is not None:
-                    bytes_left -= sum(entry_size(e) for e in entries)
-                if len(entries) < n and len(self.names) == 1:
+                    bytes_left -= nbytes
+                if got_n < n and len(self.names) == 1:
                     break
         return end
+
+    def _lag(self, r: Any, stream: str) -> Optional[int]:
+        """The group's lag on ``stream`` (entries it has yet to receive), when known."""
+        for g in r.execute_command("XINFO", "GROUPS", stream):
+            info = dict(zip(g[::2], g[1::2]))
+            if as_text(info.get(b"name", b"")) == self.group:
+                lag = info.get(b"lag")
+                return None if lag is None else int(lag)
+        return None
+
+    def _deliver(self, r: Any, stream: str, name: str, n: int, sized: bool) -> Tuple[int, str, int]:
+        """``XREADGROUP GROUP g name COUNT n STREAMS stream >``: how many entries it
+        delivered, the last one's ID, and (``sized``) their bytes. Where the server runs
+        Lua, the read runs in a script that answers only those three: the entries stay on
+        the server (the executors read them back); elsewhere (``xstreams serve``) they
+        come to the driver."""
+        got = self._run_script(r, "deliver", stream, [self.group, name, n, int(sized)])
+        if got is not None:
+            return int(got[0]), as_text(got[1]), int(got[2])
+        got = r.execute_command(
+            "XREADGROUP", "GROUP", self.group, name, "COUNT", n, "STREAMS", stream, ">"
+        )
+        entries = group_reply_entries(got, stream)
+        if not entries:
+            return 0, "", 0
+        nbytes = sum(entry_size(e) for e in entries) if sized else 0
+        return len(entries), as_text(entries[-1][0]), nbytes
 
     def _held(self, r: Any, stream: str, after: str, most: Optional[int]) -> List[str]:
         """IDs the consumers hold after ``after`` (up to ``most`` of them), sorted."""
@@ -179,13 +246,40 @@ class GroupReads:
                 continue
             for name in self.names:
                 while True:
-                    pend = r.execute_command("XPENDING", s, self.group, "-", last, READ_CHUNK, name)
-                    if not pend:
-                        break
-                    done += int(r.execute_command("XACK", s, self.group, *[p[0] for p in pend]))
-                    if len(pend) < READ_CHUNK:
+                    n, acked = self._ack_chunk(r, s, name, last)
+                    done += acked
+                    if n < READ_CHUNK:
                         break
         return done
+
+    def _ack_chunk(self, r: Any, stream: str, name: str, last: str) -> Tuple[int, int]:
+        """XACK of up to :data:`READ_CHUNK` of ``name``'s pending entries up to ``last``:
+        how many were pending, how many acked. In a script where the server runs Lua (the
+        IDs stay on the server), else through the driver."""
+        got = self._run_script(r, "ack", stream, [self.group, name, last, READ_CHUNK])
+        if got is not None:
+            return int(got[0]), int(got[1])
+        pend = r.execute_command("XPENDING", stream, self.group, "-", last, READ_CHUNK, name)
+        if not pend:
+            return 0, 0
+        return len(pend), int(r.execute_command("XACK", stream, self.group, *[p[0] for p in pend]))
+
+    def _run_script(self, r: Any, which: str, key: str, args: List[Any]) -> Any:
+        """The script ``which`` of :data:`_LUA` on ``key``'s server, or None where the
+        server has no Lua (``xstreams serve``): the caller then does it itself."""
+        if self._scripts is False:
+            return None
+        import redis
+
+        try:
+            if self._scripts is None:
+                self._scripts = {k: r.register_script(v) for k, v in _LUA.items()}
+            return self._scripts[which](keys=[key], args=args)
+        except redis.ResponseError as e:
+            if "unknown command" not in str(e).lower():
+                raise
+            self._scripts = False
+            return None
 
 
 class CommitWatcher:

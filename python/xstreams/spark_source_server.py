@@ -131,10 +131,13 @@ def group_reply_entries(reply: Any, stream: str) -> List[Any]:
 
 
 def read_partition(
-    r: Any, part: ServerPartition, group: Optional[str]
-) -> Iterator[List[Tuple[Any, Any]]]:
-    """The partition's entries, in chunks of up to :data:`READ_CHUNK`, in ID order."""
-    end = parse_id(part.end)
+    r: Any, part: ServerPartition, group: Optional[str], decode: bool, field_schema: Any
+) -> Iterator[Any]:
+    """The partition's entries as ``xrange_arrow``-shaped batches of up to
+    :data:`READ_CHUNK` rows, in ID order (the reply's rows become Arrow in Rust: no
+    Python object per row beyond what redis-py's parser makes)."""
+    from ._xstreams import _reply_arrow
+
     cur = part.start
     while True:
         if group is not None:
@@ -147,10 +150,14 @@ def read_partition(
             entries = r.execute_command(
                 "XRANGE", part.stream, f"({cur}", part.end, "COUNT", READ_CHUNK
             )
-        keep = [e for e in entries if parse_id(as_text(e[0])) <= end]
-        if keep:
-            yield keep
-        if len(keep) < len(entries) or len(entries) < READ_CHUNK or not entries:
+        if not entries:
+            return
+        batch, kept = _reply_arrow(
+            part.stream, entries, part.end, decode=decode, schema=field_schema
+        )
+        if kept:
+            yield batch
+        if kept < len(entries) or len(entries) < READ_CHUNK:
             return
         cur = as_text(entries[-1][0])
 
@@ -159,12 +166,21 @@ def read_batches(
     conn_options: Any, part: ServerPartition, group: Optional[str], decode: bool, schema: Any
 ) -> Iterator[Any]:
     """One partition as Arrow batches of the source's schema, on an executor."""
-    from .spark_conn import connect
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
 
+    from .spark_conn import connect
+    from .spark_replay import _field_schema
+
+    target = to_arrow_schema(schema)
     r = connect(conn_options)
     try:
-        for chunk in read_partition(r, part, group):
-            yield entries_batch(part.stream, chunk, decode, schema)
+        for b in read_partition(r, part, group, decode, _field_schema(schema)):
+            cols = []
+            for f in target:
+                col = b.column(f.name)
+                cols.append(col if col.type == f.type else col.cast(f.type))
+            yield pa.RecordBatch.from_arrays(cols, schema=target)
     finally:
         r.close()
 
@@ -179,50 +195,3 @@ def plan_stream(
         return []
     cuts = split_range(start, as_text(first[0][0]), end, parts, RangeProbe(r, stream))
     return [ServerPartition(first_index + i, stream, a, b) for i, (a, b) in enumerate(cuts)]
-
-
-def entries_batch(stream: str, entries: List[Tuple[Any, Any]], decode: bool, schema: Any) -> Any:
-    """Entries from a server as a RecordBatch of the source's schema (a Spark
-    ``StructType``)."""
-    import pyarrow as pa
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    ids = [as_text(e[0]) for e in entries]
-    pairs = [parse_id(i) for i in ids]
-    maps: List[Optional[List[Tuple[Any, Any]]]] = []
-    for _, fv in entries:
-        if fv is None:
-            maps.append(None)
-            continue
-        if isinstance(fv, dict):
-            fv = [x for kv in fv.items() for x in kv]
-        row = list(zip(fv[::2], fv[1::2]))
-        if decode:
-            row = [(k.decode(), v.decode()) for k, v in row]
-        maps.append(row)
-    target_schema = to_arrow_schema(schema)
-    cols = []
-    key = stream if decode else stream.encode()
-    for f in target_schema:
-        if f.name == "stream":
-            col = pa.array([key] * len(ids), f.type)
-        elif f.name == "id":
-            col = pa.array(ids, f.type)
-        elif f.name == "ms":
-            col = pa.array([p[0] for p in pairs], pa.uint64()).cast(f.type)
-        elif f.name == "seq":
-            col = pa.array([p[1] for p in pairs], pa.uint64()).cast(f.type)
-        elif f.name == "fields":
-            col = pa.array(maps, f.type)
-        else:
-            name = f.name if decode else f.name.encode()
-            vals = []
-            for m in maps:
-                v = None
-                for k, x in m or ():
-                    if k == name:
-                        v = x
-                vals.append(v)
-            col = pa.array(vals, pa.string() if decode else pa.binary()).cast(f.type)
-        cols.append(col)
-    return pa.RecordBatch.from_arrays(cols, schema=target_schema)

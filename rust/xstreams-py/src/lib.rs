@@ -48,6 +48,8 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rdb::rdb_export, m)?)?;
     m.add_class::<rdb::ExportProgress>()?;
     m.add_function(wrap_pyfunction!(replay::_replay_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::_reply_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::_xadd_wire, m)?)?;
     m.add_function(wrap_pyfunction!(replay::_replay_read, m)?)?;
     m.add_class::<replay::ReplayStore>()?;
     m.add_function(wrap_pyfunction!(dedup::_idmp_dedup, m)?)?;

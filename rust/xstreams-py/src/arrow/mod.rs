@@ -13,10 +13,12 @@ mod columns;
 mod entries;
 mod handoff;
 mod read;
+mod wire;
 mod xadd;
 
 pub(crate) use columns::{prepare, times_ms, values_across, Src};
 pub use entries::{entries_to_py_list, schema_arg, EntriesShape};
+pub use wire::{_reply_arrow, _xadd_wire};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;

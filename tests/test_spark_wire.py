@@ -106,3 +106,44 @@ def test_xadd_wire_refuses_a_null_idmp_column():
     table = pa.table({"pid": ["p", None], "iid": ["a", "b"], "v": ["1", "2"]})
     with pytest.raises(ValueError, match='producer column "pid" is null on row 1'):
         _xadd_wire(b"k", table, ["v"], producer="pid", iid="iid")
+
+
+def test_drain_reads_every_queued_reply_and_keeps_the_first_error(serve_session):
+    """The sink's read of MULTI's replies straight from redis-py's hiredis reader: the
+    first error of the queued commands, and the connection left at EXEC's reply."""
+    from xstreams.spark_sink_redis import drain
+
+    client = redis.Redis(host="127.0.0.1", port=serve_session.port, protocol=2)
+    conn = client.connection_pool.get_connection()
+    try:
+        assert hasattr(conn._parser, "_reader")  # the reader path (hiredis installed)
+        conn.send_command("MULTI")
+        assert conn.read_response() in (b"OK", "OK")
+        cmds = [["XADD", "wire:k", "*", "f", str(i)] for i in range(2500)]
+        cmds.insert(1000, ["XADD", "wire:k"])  # refused when queued (wrong arity)
+        conn.send_packed_command(conn.pack_commands(cmds))
+        err = drain(conn, len(cmds))
+        assert isinstance(err, redis.ResponseError) and "wrong number" in str(err)
+        conn.send_command("EXEC")
+        with pytest.raises(redis.exceptions.ExecAbortError):
+            conn.read_response()
+    finally:
+        client.connection_pool.release(conn)
+        client.close()
+
+
+def test_drain_without_a_reader_reads_through_read_response():
+    from xstreams.spark_sink_redis import drain
+
+    class Conn:  # a connection whose parser has no hiredis reader
+        def __init__(self):
+            self.replies = [b"QUEUED", redis.ResponseError("ERR one"), b"QUEUED", redis.ResponseError("ERR two")]
+
+        def read_response(self):
+            r = self.replies.pop(0)
+            if isinstance(r, Exception):
+                raise r
+            return r
+
+    c = Conn()
+    assert str(drain(c, 4)) == "ERR one" and c.replies == []

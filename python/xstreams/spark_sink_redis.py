@@ -92,6 +92,41 @@ def _is_redirect(e: BaseException) -> bool:
     return head in ("MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN")
 
 
+def drain(conn: Any, n: int) -> Optional[BaseException]:
+    """Read the replies to ``n`` commands sent on ``conn`` (inside MULTI: ``+QUEUED`` or
+    an error each); the first error, or None. With redis-py's hiredis parser the replies
+    come straight from its reader, the call per reply of ``read_response`` (most of the
+    sink's time on an executor) left out; other parsers go through ``read_response``."""
+    from redis.exceptions import ResponseError
+
+    first: Optional[BaseException] = None
+    parser = getattr(conn, "_parser", None)
+    reader = getattr(parser, "_reader", None)
+    if reader is None or not hasattr(parser, "read_from_socket"):
+        for _ in range(n):
+            try:
+                conn.read_response()
+            except ResponseError as e:
+                first = first or e
+        return first
+    from redis._parsers.hiredis import NOT_ENOUGH_DATA
+
+    try:
+        for _ in range(n):
+            r = reader.gets()
+            while r is NOT_ENOUGH_DATA:
+                parser.read_from_socket()
+                r = reader.gets()
+            if isinstance(r, BaseException):
+                if not isinstance(r, ResponseError):
+                    raise r
+                first = first or r
+    except BaseException:
+        conn.disconnect()  # the replies left unread would answer the next command
+        raise
+    return first
+
+
 def _marker_entry(reply: Any) -> Dict[str, str]:
     if not reply:
         return {}
@@ -240,11 +275,7 @@ class TaskWrite:
         for packed, n in g.packed(self.shape, conn):
             h.update(packed)
             conn.send_packed_command([packed])  # a list: redis-py iterates what it sends
-            for _ in range(n):
-                try:
-                    conn.read_response()
-                except ResponseError as e:
-                    queued_error = queued_error or e
+            queued_error = queued_error or drain(conn, n)
         tail: List[List[Any]] = [
             ["XADD", marker, "MAXLEN", "1", "*", "batch", str(self.batch),
              "rows", str(g.rows), "fingerprint", h.hexdigest()],

@@ -606,3 +606,16 @@ def test_set_warns_about_experimental_args_like_redis_py(arg):
         _capture(Redis(store=object()), "set", ("k", "v"), {arg: "x", "nx": True})
     assert [str(w.message) for w in xs] == [str(w.message) for w in ref]
     assert xs[0].filename == __file__
+
+
+def test_a_store_passed_as_host_is_refused():
+    """``Redis(Store())`` puts the store in redis-py's ``host``: refused, not ignored (it
+    would run every command on the process-wide default store)."""
+    import xstreams
+    import xstreams.asyncio
+
+    store = xstreams.Store()
+    for cls in (xstreams.Redis, xstreams.asyncio.Redis):
+        with pytest.raises(TypeError, match=r"Redis\(store=\.\.\.\)"):
+            cls(store)
+    assert xstreams.Redis(store=store).ping()

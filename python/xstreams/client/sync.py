@@ -152,6 +152,12 @@ class Redis(
         store: Any = None,
         path: Any = None,
     ) -> None:
+        if not isinstance(host, str):
+            # Redis(Store(...)) would otherwise run on the default store, silently.
+            raise TypeError(
+                f"Redis() takes its store as Redis(store=...): the first argument is "
+                f"redis-py's host, a string, not a {type(host).__name__}"
+            )
         if connection_pool is not None:
             # Honour the settings of a redis-py pool (its connections are never used).
             pool_kwargs = getattr(connection_pool, "connection_kwargs", None) or {}

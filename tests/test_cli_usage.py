@@ -175,3 +175,33 @@ def test_progress_on_a_terminal_and_none_in_a_pipe(tmp_path, command, shown):
         assert "reading keys:   0%|" in screen and "| 0/50 [" in screen, screen
     if command[0] == "export":  # the keys written, out of the store's
         assert "/50 [" in screen.split("writing out.rdb", 1)[1], screen
+
+
+def test_check_reports_a_broken_invariant_such_as_a_node_with_no_live_entry(tmp_path, monkeypatch):
+    """What ``xstreams check`` prints when the loaded store fails ``Store.validate()``,
+    e.g. a stream node holding only tombstones (a file of an earlier version: no command
+    leaves one now, docs/differences.md "trim-empty-node"). The engine's side, that such
+    a node fails validation with this message, is
+    ``structures::node::tests::delete_while_passes_tombstones_and_an_emptied_node_is_invalid``;
+    here the store as loaded answers ``validate()`` with it."""
+    from xstreams import exceptions as xexc
+
+    path = _store(tmp_path / "s")
+    real = xstreams.Store
+    violation = "stream 's0': node 1-1 holds no live entry (1 tombstones)"
+
+    class Loaded:
+        def __init__(self, *args, **kwargs):
+            self._store = real(*args, **kwargs)
+
+        def __getattr__(self, name):
+            return getattr(self._store, name)
+
+        def validate(self):
+            raise xexc.InvariantError(violation)
+
+    cli = load_cli()
+    monkeypatch.setattr(cli, "_import_xstreams", lambda: type("M", (), {"Store": Loaded}))
+    code, out, err = cli_inproc("check", path)
+    assert code == 1, (out, err)
+    assert f"loaded state breaks an invariant: {violation}" in out + err

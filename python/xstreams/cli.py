@@ -304,7 +304,7 @@ def _check_once(path: Path, out) -> Tuple[int, _Report]:
         report = store.load_report
         try:
             _progress.step("checking invariants", store.validate)
-        except AssertionError as e:
+        except xexc.InvariantError as e:
             rep.problem(f"loaded state breaks an invariant: {e}")
         per_db = []
         total = 0

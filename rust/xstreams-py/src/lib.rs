@@ -15,7 +15,7 @@ mod client_sink;
 mod convert;
 mod dedup;
 mod dedup_output;
-mod dedup_sorted;
+mod deduper;
 mod errors;
 mod inspect;
 mod prefetch;
@@ -27,9 +27,9 @@ mod watch;
 
 use pyo3::prelude::*;
 
-/// The engine allocates many small buffers per command (replies, entries); mimalloc makes
-/// those allocations about 30% cheaper than the system allocator (instruction counts of
-/// `examples/quickbench`). Only Rust allocations use it; Python objects do not.
+/// The engine allocates many small buffers per command (replies, entries): mimalloc makes
+/// them cheaper than the system allocator (docs/spark-speed.md, "Why the code is as it
+/// is"). Only Rust allocations use it; Python objects do not.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -39,6 +39,7 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<watch::Watch>()?;
     m.add_class::<blocked::Blocked>()?;
     m.add_class::<dedup_output::DedupOutput>()?;
+    m.add_class::<deduper::Dedup>()?;
     m.add_class::<client::NativeClient>()?;
     m.add_class::<client_pipeline::NativePipeline>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -54,7 +55,5 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay::_replay_plan, m)?)?;
     m.add_function(wrap_pyfunction!(replay::_replay_read, m)?)?;
     m.add_class::<replay::ReplayStore>()?;
-    m.add_function(wrap_pyfunction!(dedup::_idmp_dedup, m)?)?;
-    m.add_function(wrap_pyfunction!(dedup_sorted::_idmp_dedup_sorted, m)?)?;
     Ok(())
 }

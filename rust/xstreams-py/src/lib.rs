@@ -46,7 +46,6 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(client::_register_client, m)?)?;
     m.add_function(wrap_pyfunction!(store::command_names, m)?)?;
     m.add_function(wrap_pyfunction!(store::auto_iid, m)?)?;
-    m.add_function(wrap_pyfunction!(store::_xadd_loop, m)?)?;
     m.add_function(wrap_pyfunction!(server::serve, m)?)?;
     m.add_function(wrap_pyfunction!(inspect::inspect_store, m)?)?;
     m.add_function(wrap_pyfunction!(inspect::key_internals, m)?)?;

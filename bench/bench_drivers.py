@@ -8,7 +8,7 @@ timed is the peer's own cost.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
 from bench_peers import (
     BATCH,
@@ -278,22 +278,29 @@ class ArrowDriver(_PartialDriver):
 
 
 class RustLoopDriver(_PartialDriver):
-    """The physical limit: the typed XADD in a Rust loop (``xstreams_core::limit``), run
-    through the extension's ``_xadd_loop`` on the same store, so it is timed with the same
-    reps, load and stream as the Python drivers. Plain XADD only."""
+    """The physical limit: the typed XADD in a Rust loop, reached through the public batch
+    path (``Store.xadd_batch``: one call for the ``n`` rows, no Python per row) on the same
+    store, so it is timed with the same reps, load and stream as the Python drivers.
+    Plain XADD only. (``cargo run --release --example quickbench limit`` times the bare
+    loop, without the Arrow column.)"""
 
     only = "the Rust loop runs plain XADD only"
 
     def __init__(self, backend: XStreamsBackend, name: str = "xstreams rust loop") -> None:
         super().__init__(backend, name)
-        from xstreams import _xstreams
-
-        self.loop = _xstreams._xadd_loop
+        self._pools: Dict[int, Any] = {}
 
     def xadd(self, key, size, n, off, mode=None, pids=None):
+        import numpy as np
+        import pyarrow as pa
+
         if mode is not None:
             self._no()
-        self.loop(self.backend.store, key, size, off, n)
+        pool = self._pools.get(size)
+        if pool is None:
+            pool = self._pools[size] = pa.array(values(size), type=pa.binary())
+        column = pool.take(pa.array((np.arange(off, off + n) & MASK).astype(np.int64)))
+        self.backend.store.xadd_batch(key, pa.record_batch({"f": column}))
 
 
 class PyClientDriver(Driver):

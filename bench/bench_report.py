@@ -435,8 +435,9 @@ def client_section(res: dict, cap: str) -> list[str]:
         out += [
             "### The physical limit: the typed XADD in a Rust loop",
             "",
-            "`xstreams_core::limit::xadd_loop` (no Python, no argument vector, no reply; "
-            "`cargo run --release --example quickbench limit` runs it alone) timed as a "
+            "The typed XADD in a Rust loop, reached through one `Store.xadd_batch` call "
+            "of the n rows (no Python per row, no argument vector, no reply; `cargo run "
+            "--release --example quickbench limit` runs the bare loop alone) timed as a "
             "driver of the table above, on the same store and values; each Python figure "
             "as a fraction of it (ops/s).",
             "",

@@ -4,26 +4,25 @@
                                  [--content] [--worker] [--shared-times] [--order]
                                  [--float-order] [--cold]
 
-One call of ``_xstreams._idmp_dedup`` (what ``xstreams.spark.dedup`` runs once per Spark
-partition) on ROWS rows (default 550,000: one of the four partitions of
-``bench_spark.py``'s 2,200,000) of the same data as that bench: 1,000 producers, every
-10th event re-sent 1 to 4 s later, 2 s window, 10,000 IIDs per producer, in batches of
-10,000 rows (Spark's ``maxRecordsPerBatch``). The rows come in time order as Spark's
-shuffle hands them over, or with ``--shuffled`` in a random order. The call asks for
-dedup's two default answer columns, or for the ones ``--columns`` names (``--columns=`` for
-none). ``--content``: IDMPAUTO over the ``iid`` and ``amount`` columns (the bench's
-``content=`` row) instead of the ``iid`` column. ``--worker``: the whole function a Spark
-task runs (``xstreams.spark._DedupPartition``, whichever paths it takes), for comparing
-wheels whose kernels differ. ``--shared-times``: times in whole minutes, so that about
-20 rows of each producer share each time and the ties decide their order;
-``--order``: ties by an integer order column instead of the IID (or the content
-columns); ``--float-order``: by a float64 one. ``--cold``: 16 calls, each after a 0.1 s
-pause, their median shown as well: the caches and the allocator's pages are no longer
-the last call's, as for a Spark task (whose kernel costs about the cold figure). Each
-figure is the best of 8 (16) calls in ``time.process_time()`` (CPU time of this process:
-preemption by other processes does not count), so two wheels run one after the other on
-a shared machine compare fairly.
-"""
+One call of the dedup kernel on a partition (``_xstreams._Dedup(...).partition``, what
+``xstreams.spark.dedup`` runs once per Spark partition) on ROWS rows (default 550,000: one
+of the four partitions of ``bench_spark.py``'s 2,200,000) of the same data as that bench:
+1,000 producers, every 10th event re-sent 1 to 4 s later, 2 s window, 10,000 IIDs per
+producer, in batches of 10,000 rows (Spark's ``maxRecordsPerBatch``). The rows come in
+time order as Spark's shuffle hands them over, or with ``--shuffled`` in a random order.
+The call asks for dedup's two default answer columns, or for the ones ``--columns`` names
+(``--columns=`` for none). ``--content``: IDMPAUTO over the ``iid`` and ``amount`` columns
+(the bench's ``content=`` row) instead of the ``iid`` column. ``--worker``: the whole
+function a Spark task runs (``xstreams.spark._DedupPartition``, whichever paths it takes),
+for comparing wheels whose kernels differ. ``--shared-times``: times in whole minutes, so
+that about 20 rows of each producer share each time and the ties decide their order;
+``--order``: ties by an integer order column instead of the IID (or the content columns);
+``--float-order``: by a float64 one. ``--cold``: 16 calls, each after a 0.1 s pause, their
+median shown as well: the caches and the allocator's pages are no longer the last call's,
+as for a Spark task (whose kernel costs about the cold figure). Each figure is the best of
+8 (16) calls in ``time.process_time()`` (CPU time of this process: preemption by other
+processes does not count), so two wheels run one after the other on a shared machine
+compare fairly."""
 
 from __future__ import annotations
 
@@ -75,11 +74,12 @@ def main() -> None:
     ties = ["ford"] if "--float-order" in sys.argv else ties
 
     def kernel() -> list:  # the output batches too: the kernel makes them on demand
-        return list(
-            _xstreams._idmp_dedup(
-                batches, "pid", iid, content, "ts", ties, 2, 10_000, False, False, columns
-            )
-        )
+        order = None if ties in (["iid"], content) else ties[0]
+        dedup = _xstreams._Dedup(
+            producer="pid", iid=iid, content=content, time="ts", order=order,
+            duration=2, maxsize=10_000, carry=False,
+        )  # fmt: skip
+        return list(dedup.partition(batches, False, False, columns))
 
     def worker() -> list:
         import xstreams.spark as xs

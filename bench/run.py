@@ -155,8 +155,8 @@ def start_peers(notes: list) -> dict:
         "RecordBatch; XRANGE only"
     )
     info["rust loop"] = (
-        "the physical limit: the typed XADD in a Rust loop on the same store "
-        "(`xstreams_core::limit::xadd_loop`); XADD only"
+        "the physical limit: the typed XADD in a Rust loop on the same store, through "
+        "one `Store.xadd_batch` call of the rows; XADD only"
     )
     binaries = []
     fb = find_falkordb_redis()

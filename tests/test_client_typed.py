@@ -8,7 +8,6 @@ test_client_pipeline.py) do not reach.
 - Reads never hold the store while they create Python objects, so a finalizer that calls
   the same store during a garbage collection inside a read cannot deadlock.
 - A pipeline's stack runs natively in one store call; its values equal the Python path's.
-- ``_xadd_loop`` (the benchmarks' physical limit) appends exactly the benchmark values.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import threading
 
 import pytest
 import xstreams
-from xstreams import _xstreams
 from xstreams.client import Pipeline, Redis
 
 
@@ -177,19 +175,6 @@ def test_native_pipeline_errors_as_redis_py():
     with pytest.raises(xstreams.exceptions.ResponseError):
         p.execute()
     assert r.xlen("s") == 1
-
-
-def test_xadd_loop_appends_the_benchmark_values():
-    store = xstreams.Store()
-    _xstreams._xadd_loop(store, b"s", 8, 65_530, 10)
-    got = store.execute_command("XRANGE", "s", "-", "+")
-    values = [e[1][1] for e in got]
-    # bench_peers.values(8): b"%08d" % i for i in range(65536), taken at i & 65535.
-    assert values == [b"%08d" % (i & 65535) for i in range(65_530, 65_540)]
-    assert all(e[1][0] == b"f" for e in got)
-    with pytest.raises(xstreams.exceptions.ResponseError, match="WRONGTYPE"):
-        store.execute_command("SET", "str", "x")
-        _xstreams._xadd_loop(store, b"str", 8, 0, 1)
 
 
 def test_reads_of_changing_sizes_reuse_nothing_stale():

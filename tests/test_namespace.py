@@ -62,3 +62,13 @@ def test_store_errors_are_exported_from_the_package():
     assert issubclass(xstreams.StoreLockedError, xstreams.StoreError)
     assert issubclass(xstreams.CorruptStoreError, xstreams.StoreError)
     assert xstreams.WatchError is xstreams.exceptions.WatchError
+
+
+def test_deduper_is_public_and_lazy():
+    # xstreams.Deduper (the IDMP dedup of dataframes) is the dedup module's class, loaded
+    # on first use like the client; the extension's kernel class stays private.
+    import xstreams.dedup
+
+    assert "Deduper" in xstreams.__all__
+    assert xstreams.Deduper is xstreams.dedup.Deduper
+    assert "_Dedup" not in xstreams.__all__

@@ -31,6 +31,33 @@ ALL = list(xs._DEDUP_COLUMNS)
 NAN, INF = float("nan"), float("inf")
 
 
+def _first_kernel(batches, producer, iid, content, time, ties, duration, maxsize, keep_first,
+                  large, columns):  # fmt: skip
+    """The worker's first way: the dedup kernel on a partition as it came (``None``:
+    input it does not take)."""
+    from xstreams import _xstreams
+
+    order = None if ties in ([iid], list(content or [])) else ties[0]
+    kernel = _xstreams._Dedup(
+        producer=producer, iid=iid, content=content, time=time, order=order,
+        duration=duration, maxsize=maxsize, carry=False,
+    )  # fmt: skip
+    return kernel.partition(batches, keep_first, large, columns)
+
+
+def _sorted_kernel(batches, producer, time, iid, content, duration, maxsize, keep_first, large,
+                   columns):  # fmt: skip
+    """The worker's second way: the kernel on a partition sorted by (producer, time,
+    ties)."""
+    from xstreams import _xstreams
+
+    kernel = _xstreams._Dedup(
+        producer=producer, iid=iid, content=content, time=time, order=None,
+        duration=duration, maxsize=maxsize, carry=False,
+    )  # fmt: skip
+    return kernel.partition_sorted(batches, keep_first, large, columns)
+
+
 def make_events(seed: int, producers: int = 5, per_producer: int = 120) -> List[Dict[str, Any]]:
     rng = random.Random(seed)
     rows = []
@@ -263,7 +290,6 @@ def test_rust_kernel_matches_the_store_path(seed, order, keep, columns, long_iid
     around the epoch, equal times, ties by iid (short, or long and of mixed lengths) or
     by an order column with nulls, size and time eviction."""
     import pyarrow as pa
-    from xstreams import _xstreams
 
     batches = _partition_rows(seed, long_iids=long_iids)
     answer = xs._answer_columns(columns, keep)
@@ -271,13 +297,13 @@ def test_rust_kernel_matches_the_store_path(seed, order, keep, columns, long_iid
         "pid", "iid", None, "ts", [order or "iid"], duration=2, maxsize=4, large=False, keep=keep,
         columns=answer,
     )  # fmt: skip
-    assert _xstreams._idmp_dedup(batches, "pid", "iid", None, "ts", [order or "iid"], 2, 4,
+    assert _first_kernel(batches, "pid", "iid", None, "ts", [order or "iid"], 2, 4,
                                  keep == "first", False, answer) is not None  # fmt: skip
     fast = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
-    monkeypatch.setattr(_xstreams, "_idmp_dedup", lambda *a: None)
+    monkeypatch.setattr(xs._DedupPartition, "_unsorted", lambda *a: None)
     # The second kernel, on the partition sorted by Arrow, answers the same.
     sorted_ = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
-    monkeypatch.setattr(_xstreams, "_idmp_dedup_sorted", lambda *a: None)
+    monkeypatch.setattr(xs._DedupPartition, "_sorted_answers", lambda *a: None)
     slow = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
     assert fast.column_names == slow.column_names == [*batches[0].schema.names, *answer]
     assert fast.schema == sorted_.schema == slow.schema
@@ -362,18 +388,17 @@ def test_first_kernel_takes_idmpauto_and_matches_both_other_paths(
     """IDMPAUTO over typed content with nulls in the one-call kernel: the same rows and
     answers as the kernel of the Arrow-sorted partition and as the store path."""
     import pyarrow as pa
-    from xstreams import _xstreams
 
     batches = _typed_partition(seed)
     answer = xs._answer_columns(columns, keep)
     ties = [order] if order else list(content)
-    assert _xstreams._idmp_dedup(batches, "pid", None, content, "ts", ties, 2, 3,
+    assert _first_kernel(batches, "pid", None, content, "ts", ties, 2, 3,
                                  keep == "first", False, answer) is not None  # fmt: skip
     fn = xs._DedupPartition("pid", None, content, "ts", ties, 2, 3, False, keep, answer)
     first = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
-    monkeypatch.setattr(_xstreams, "_idmp_dedup", lambda *a: None)
+    monkeypatch.setattr(xs._DedupPartition, "_unsorted", lambda *a: None)
     sorted_ = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
-    monkeypatch.setattr(_xstreams, "_idmp_dedup_sorted", lambda *a: None)
+    monkeypatch.setattr(xs._DedupPartition, "_sorted_answers", lambda *a: None)
     slow = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
     assert first.schema == sorted_.schema == slow.schema
     assert first.column_names == [*batches[0].schema.names, *answer]
@@ -400,20 +425,19 @@ def test_sorted_partition_kernel_matches_the_store_path(
     partition gives the rows and answers of the store path, and it (not the store)
     answered them."""
     import pyarrow as pa
-    from xstreams import _xstreams
 
     batches = _typed_partition(seed)
     answer = xs._answer_columns(columns, keep)
     ties = [order] if order else ([iid] if iid else list(content))
     fn = xs._DedupPartition("pid", iid, content, "ts", ties, 2, 3, False, keep, answer)
     # An integer IID: the first kernel leaves the partition.
-    assert _xstreams._idmp_dedup(batches, "pid", iid, content, "ts", ties, 2, 3, False, False,
+    assert _first_kernel(batches, "pid", iid, content, "ts", ties, 2, 3, False, False,
                                  answer) is None  # fmt: skip
     table = fn._sorted(pa.Table.from_batches(batches))
-    assert _xstreams._idmp_dedup_sorted(table.to_batches(), "pid", "ts", iid, content, 2, 3,
+    assert _sorted_kernel(table.to_batches(), "pid", "ts", iid, content, 2, 3,
                                         keep == "first", False, answer) is not None  # fmt: skip
     fast = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
-    monkeypatch.setattr(_xstreams, "_idmp_dedup_sorted", lambda *a: None)
+    monkeypatch.setattr(xs._DedupPartition, "_sorted_answers", lambda *a: None)
     slow = pa.Table.from_batches(list(fn(iter(batches)))).sort_by("rid")
     assert fast.schema == slow.schema
     assert fast.column_names == [*batches[0].schema.names, *answer]
@@ -427,26 +451,25 @@ def test_sorted_partition_kernel_leaves_error_rows_to_the_store():
     """A row with no content value, an empty IID or a producer that is not text: the
     sorted-partition kernel answers None, and the worker raises the store's error."""
     import pyarrow as pa
-    from xstreams import _xstreams
 
     no_field = pa.record_batch({"pid": ["a", "a"], "ts": [5, 6], "c": [1, None]})
     args = ("pid", "ts", None, ["c"], 2, 4, False, False, ["entry_id"])
-    assert _xstreams._idmp_dedup_sorted([no_field], *args) is None
-    assert _xstreams._idmp_dedup_sorted([no_field.slice(0, 1)], *args) is not None
+    assert _sorted_kernel([no_field], *args) is None
+    assert _sorted_kernel([no_field.slice(0, 1)], *args) is not None
     fn = xs._DedupPartition("pid", None, ["c"], "ts", ["c"], 2, 4, False, "all", ["entry_id"])
     with pytest.raises(ValueError, match="wrong number of arguments"):
         list(fn(iter([no_field])))
     empty = pa.record_batch({"pid": ["a"], "ts": [5], "i": [""]})
-    assert _xstreams._idmp_dedup_sorted([empty], "pid", "ts", "i", None, 2, 4, False, False,
+    assert _sorted_kernel([empty], "pid", "ts", "i", None, 2, 4, False, False,
                                         ["entry_id"]) is None  # fmt: skip
     ints = pa.record_batch({"pid": [1, 2], "ts": [5, 6], "i": ["x", "y"]})
-    assert _xstreams._idmp_dedup_sorted([ints], "pid", "ts", "i", None, 2, 4, False, False,
+    assert _sorted_kernel([ints], "pid", "ts", "i", None, 2, 4, False, False,
                                         ["entry_id"]) is None  # fmt: skip
     # A producer's rows apart (not sorted by producer) or out of time order: refused.
     apart = pa.record_batch({"pid": ["a", "b", "a"], "ts": [5, 6, 7], "i": ["x", "y", "z"]})
     late = pa.record_batch({"pid": ["a", "a"], "ts": [7, 6], "i": ["x", "y"]})
     for b in (apart, late):
-        assert _xstreams._idmp_dedup_sorted([b], "pid", "ts", "i", None, 2, 4, False, False,
+        assert _sorted_kernel([b], "pid", "ts", "i", None, 2, 4, False, False,
                                             ["entry_id"]) is None  # fmt: skip
 
 
@@ -456,7 +479,6 @@ def test_rust_kernel_orders_float_ties_as_arrows_sort(float_type):
     then the numbers, -0.0 and 0.0 equal (the row decides), as Arrow's stable sort
     orders them. Each row's IID is its own, so its ID's sequence is its place."""
     import pyarrow as pa
-    from xstreams import _xstreams
 
     o = [1.0, NAN, None, 0.0, -0.0, -INF, INF, None, -1.5, NAN]
     batch = pa.record_batch(
@@ -471,7 +493,7 @@ def test_rust_kernel_orders_float_ties_as_arrows_sort(float_type):
     want = [""] * len(o)
     for seq, row in enumerate(places):
         want[row] = f"1-{seq}"
-    got = _xstreams._idmp_dedup([batch], "pid", "iid", None, "ts", ["o"], 2, 100, False,
+    got = _first_kernel([batch], "pid", "iid", None, "ts", ["o"], 2, 100, False,
                                 False, ["entry_id"])  # fmt: skip
     assert got is not None, "the kernel left float ties to another path"
     got = list(got)
@@ -486,10 +508,9 @@ def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
     """Nulls, an empty IID, a producer that is not text, an IDMPAUTO row with no content
     value go the general path, which raises the store's error or answers as before."""
     import pyarrow as pa
-    from xstreams import _xstreams
 
     def kernel(batches: Any) -> Any:
-        return _xstreams._idmp_dedup(batches, "pid", "iid", None, "ts", ["iid"], 2, 4, False,
+        return _first_kernel(batches, "pid", "iid", None, "ts", ["iid"], 2, 4, False,
                                      False, ALL)  # fmt: skip
 
     ok = pa.record_batch({"pid": ["a", "a"], "iid": ["x", "x"], "ts": [5, 6]})
@@ -514,10 +535,10 @@ def test_rust_kernel_leaves_what_it_does_not_take_to_the_store_path():
     assert kernel([ok, other]) is None
     no_field = pa.record_batch({"pid": ["a", "a"], "ts": [5, 6], "c": [1, None]})
     auto = ("pid", None, ["c"], "ts", ["c"], 2, 4, False, False, ALL)
-    assert _xstreams._idmp_dedup([no_field], *auto) is None
-    assert _xstreams._idmp_dedup([no_field.slice(0, 1)], *auto) is not None
+    assert _first_kernel([no_field], *auto) is None
+    assert _first_kernel([no_field.slice(0, 1)], *auto) is not None
     with pytest.raises(ValueError, match="give iid or content"):
-        _xstreams._idmp_dedup([ok], "pid", None, None, "ts", ["iid"], 2, 4, False, False, ALL)
+        _first_kernel([ok], "pid", None, None, "ts", ["iid"], 2, 4, False, False, ALL)
     fn = xs._DedupPartition("pid", "iid", None, "ts", ["iid"], 2, 4, False, "all", ALL)
     nulls = pa.record_batch({"pid": ["a", "a"], "iid": ["y", "x"], "ts": [None, 8]})
     # The row as the task received it (the sort would have put the null time first).
@@ -541,7 +562,6 @@ def test_rust_kernel_output_columns(large, keep):
     after it), or with ``keep="first"`` the kept rows with ``entry_id`` when asked;
     string or large string IDs as Spark's ``useLargeVarTypes`` asks, without nulls."""
     import pyarrow as pa
-    from xstreams import _xstreams
 
     t = NOW
     batches = [
@@ -550,7 +570,7 @@ def test_rust_kernel_output_columns(large, keep):
         ),
         pa.record_batch({"pid": ["b", "a"], "iid": ["y", "x"], "ts": [t + 8, t + 3500]}),
     ]
-    out = _xstreams._idmp_dedup(
+    out = _first_kernel(
         batches,
         "pid",
         "iid",
@@ -592,7 +612,6 @@ def test_rust_kernel_makes_each_output_batch_when_asked(sorted_kernel):
     batch with rows left, in input order, none left empty with ``keep="first"``, then
     ``StopIteration`` for good; an empty partition is an iterator that ends at once."""
     import pyarrow as pa
-    from xstreams import _xstreams
 
     t = NOW
     batches = [
@@ -603,9 +622,9 @@ def test_rust_kernel_makes_each_output_batch_when_asked(sorted_kernel):
 
     def kernel(parts, keep_first, columns):
         if sorted_kernel:
-            return _xstreams._idmp_dedup_sorted(parts, "pid", "ts", "iid", None, 2, 10,
+            return _sorted_kernel(parts, "pid", "ts", "iid", None, 2, 10,
                                                 keep_first, False, columns)  # fmt: skip
-        return _xstreams._idmp_dedup(parts, "pid", "iid", None, "ts", ["iid"], 2, 10,
+        return _first_kernel(parts, "pid", "iid", None, "ts", ["iid"], 2, 10,
                                      keep_first, False, columns)  # fmt: skip
 
     out = kernel(batches, False, ["entry_id", "duplicate"])
@@ -635,7 +654,6 @@ def test_rust_kernel_ids_of_every_width():
     0-0), and each IID sent again in that millisecond is a duplicate answered with its
     first ID."""
     import pyarrow as pa
-    from xstreams import _xstreams
 
     times = [0, 7, 999_999_999_999, 1_000_000_000_000, 1_234_567_890_109,
              2**43 - 2, 2**43 - 1, 2**43, 9_999_999_999_999, 10_000_000_000_000,
@@ -651,7 +669,7 @@ def test_rust_kernel_ids_of_every_width():
                 dup.append(again)
     batch = pa.record_batch({"pid": pids, "iid": iids, "ts": ts})
     for keep_first in (False, True):
-        out = _xstreams._idmp_dedup([batch], "pid", "iid", None, "ts", ["iid"], 2, 100,
+        out = _first_kernel([batch], "pid", "iid", None, "ts", ["iid"], 2, 100,
                                     keep_first, False, ALL)  # fmt: skip
         table = pa.Table.from_batches(out)
         kept = [w for w, d in zip(want, dup) if not (keep_first and d)]
@@ -665,7 +683,6 @@ def test_rust_kernel_sequences_past_twenty_bits():
     past the 20 bits the kernel packs a sequence in (the rest are kept aside), and a
     resend of the last one is a duplicate answered with its ID."""
     import pyarrow as pa
-    from xstreams import _xstreams
 
     n = 2**20 + 3
     t = 1_700_000_000_000
@@ -675,7 +692,7 @@ def test_rust_kernel_sequences_past_twenty_bits():
         "row": pa.array(range(n + 1)),
     })  # fmt: skip
     # Ties by the row: the IIDs' text order is not their numbers'.
-    out = _xstreams._idmp_dedup([batch], "pid", "iid", None, "ts", ["row"], 2, n + 1,
+    out = _first_kernel([batch], "pid", "iid", None, "ts", ["row"], 2, n + 1,
                                 False, False, ["entry_id", "duplicate"])  # fmt: skip
     table = pa.Table.from_batches(out)
     assert table.column("entry_id").to_pylist() == [f"{t}-{k}" for k in range(n)] + [f"{t}-{n - 1}"]
@@ -691,11 +708,10 @@ def test_partition_pauses_the_garbage_collector_and_restores_it(kernel, monkeypa
     import gc
 
     import pyarrow as pa
-    from xstreams import _xstreams
 
     if not kernel:
-        monkeypatch.setattr(_xstreams, "_idmp_dedup", lambda *a: None)
-        monkeypatch.setattr(_xstreams, "_idmp_dedup_sorted", lambda *a: None)
+        monkeypatch.setattr(xs._DedupPartition, "_unsorted", lambda *a: None)
+        monkeypatch.setattr(xs._DedupPartition, "_sorted_answers", lambda *a: None)
     fn = xs._DedupPartition("pid", "iid", None, "ts", ["iid"], 2, 4, False, "all", ALL)
     ok = pa.record_batch({"pid": ["a", "a"], "iid": ["x", "x"], "ts": [5, 6]})
     assert gc.isenabled()

@@ -31,6 +31,7 @@ __all__ = [
     "Redis",
     "StrictRedis",
     "Pipeline",
+    "Deduper",
     "default_store",
     "open_store",
     "auto_iid",
@@ -59,6 +60,10 @@ def __getattr__(name: str) -> object:  # lazy: importing the client costs a few 
         from . import client
 
         return getattr(client, name)
+    if name == "Deduper":
+        from . import dedup
+
+        return dedup.Deduper
     raise AttributeError(f"module 'xstreams' has no attribute {name!r}")
 
 

@@ -94,7 +94,6 @@ class Store:
         key_column: Optional[str] = None,
         errors: Literal["raise", "return"] = "raise",
         db: int = 0,
-        _forget: bool = False,
         atomic: bool = False,
         after: Optional[Sequence[Sequence[bytes]]] = None,
     ) -> Any: ...
@@ -155,8 +154,6 @@ class _Blocked:
 def _register_client(*, commands: Any, pipeline_execute: Any, xpending_callback: Any) -> None: ...
 def command_names() -> list[str]: ...
 def auto_iid(pairs: Sequence[bytes]) -> bytes: ...
-def _xadd_loop(store: Store, key: bytes, size: int, off: int, n: int, db: int = 0) -> None:
-    """The physical limit of XADD: ``n`` typed XADDs run in Rust (bench/run.py's driver)."""
 
 @final
 class _DedupOutput:
@@ -166,39 +163,36 @@ class _DedupOutput:
     def __iter__(self) -> _DedupOutput: ...
     def __next__(self) -> Any: ...
 
-def _idmp_dedup(
-    batches: Iterable[Any],
-    producer: str,
-    iid: Optional[str],
-    content: Optional[Sequence[str]],
-    time: str,
-    ties: Sequence[str],
-    duration: int,
-    maxsize: int,
-    keep_first: bool,
-    large: bool,
-    columns: Sequence[str],
-) -> Optional[_DedupOutput]:
-    """The Spark dedup kernel on one partition's Arrow batches, all read first: the IID
-    column's values or IDMPAUTO over the ``content`` columns, a producer's rows of equal
-    time ordered by ``ties``, with the answer ``columns`` appended (``None``: input it
-    does not take, which then runs the sorted or the store path)."""
+@final
+class _Dedup:
+    """The dedup kernel of one spec (``xstreams.Deduper``, ``xstreams.spark.dedup``):
+    each method reads Arrow record batches and answers ``None`` for input it does not
+    take (then nothing changed)."""
 
-def _idmp_dedup_sorted(
-    batches: Iterable[Any],
-    producer: str,
-    time: str,
-    iid: Optional[str],
-    content: Optional[Sequence[str]],
-    duration: int,
-    maxsize: int,
-    keep_first: bool,
-    large: bool,
-    columns: Sequence[str],
-) -> Optional[_DedupOutput]:
-    """The Spark dedup kernel on a partition already sorted by (producer, time, ties):
-    the IID column's values or IDMPAUTO over the ``content`` columns, the rows in their
-    order with the answer ``columns`` appended (``None``: input it does not take)."""
+    def __new__(
+        cls,
+        *,
+        producer: str,
+        iid: Optional[str],
+        content: Optional[Sequence[str]],
+        time: str,
+        order: Optional[str],
+        duration: int,
+        maxsize: int,
+        carry: bool,
+    ) -> Self: ...
+    def answer(self, batches: Iterable[Any], ids: bool = False) -> Optional[Any]: ...
+    def answer_sorted(self, batches: Iterable[Any], ids: bool = False) -> Optional[Any]: ...
+    def partition(
+        self, batches: Iterable[Any], keep_first: bool, large: bool, columns: Sequence[str]
+    ) -> Optional[_DedupOutput]: ...
+    def partition_sorted(
+        self, batches: Iterable[Any], keep_first: bool, large: bool, columns: Sequence[str]
+    ) -> Optional[_DedupOutput]: ...
+    def store_answers(self, batch: Any) -> Any: ...
+    @property
+    def producers(self) -> int: ...
+    def clear(self) -> None: ...
 
 def serve(argv: Sequence[str], on_ready: Optional[Any] = None) -> Optional[str]: ...
 def inspect_store(path: Union[str, PathLike[str]]) -> dict[str, Any]:

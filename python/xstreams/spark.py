@@ -46,6 +46,8 @@ from pyspark.sql.types import (
     StructType,
 )
 
+from ._xstreams import _Dedup
+from .dedup import check_settings, first_null, sort_indices
 from .spark_replay import _option, _Reader
 
 __all__ = [
@@ -74,8 +76,6 @@ _DEDUP_COLUMNS = {"entry_id": "id", "duplicate": "flag", "original_id": "id"}
 # (keep="first": every row left is a first occurrence). The reply IDs are on request:
 # each string column out of the worker costs Spark a copy per row (docs/spark.md).
 _DEFAULT_COLUMNS: Dict[str, List[str]] = {"all": ["duplicate"], "first": []}
-_IDMP_MIN_DURATION, _IDMP_MAX_DURATION = 1, 86_400
-_IDMP_MIN_MAXSIZE, _IDMP_MAX_MAXSIZE = 1, 10_000
 _UNSET: Any = object()
 
 
@@ -83,13 +83,6 @@ def register(spark: SparkSession) -> None:
     """Register the ``xstreams`` data source with ``spark`` explicitly. Not needed where
     the workers' Python has xstreams installed: PySpark discovers ``pyspark_xstreams``."""
     spark.dataSource.register(XStreamsDataSource)
-
-
-def _check_idmp_settings(duration: int, maxsize: int) -> None:
-    if not _IDMP_MIN_DURATION <= int(duration) <= _IDMP_MAX_DURATION:
-        raise ValueError(f"duration must be in [1, 86400] seconds, got {duration}")
-    if not _IDMP_MIN_MAXSIZE <= int(maxsize) <= _IDMP_MAX_MAXSIZE:
-        raise ValueError(f"maxsize must be in [1, 10000], got {maxsize}")
 
 
 def _large_strings(df: DataFrame) -> bool:
@@ -113,21 +106,9 @@ _FROZEN = False
 @contextlib.contextmanager
 def _paused_gc() -> Iterator[None]:
     """Python's cyclic garbage collector off while a worker answers a partition, then
-    back as it was; and in a reused Spark worker, what it holds frozen once.
-
-    A worker allocates a few container objects per Arrow batch, and the collector then
-    walks every object the worker holds (PySpark's and pyarrow's modules included) again
-    and again: with it off, dedup used 4-6% less CPU, JVM included (docs/spark-speed.md).
-    The partition code makes no reference cycles worth collecting before it ends.
-
-    PySpark's daemon runs a full collection after every task of a reused worker
-    (``SPARK_REUSE_WORKER``, Spark's default): about 20 ms walking the same 90,000
-    module-level objects each time, 3% of the dedup stage's CPU samples. ``gc.freeze()``
-    at the first partition moves what the worker holds then out of the collector's sight
-    for good, so those collections see only what later tasks make. The cost: cyclic
-    garbage among the objects frozen is never collected -- at most what one task held,
-    once per worker process.
-    """
+    back as it was; and in a reused Spark worker (``SPARK_REUSE_WORKER``), what it holds
+    frozen once (``gc.freeze()``), so the collection PySpark runs after each task sees
+    only what later tasks make. Why, and what it costs: docs/spark-speed.md."""
     global _FROZEN
     if not _FROZEN and os.environ.get("SPARK_REUSE_WORKER"):
         gc.freeze()
@@ -172,34 +153,48 @@ class _DedupPartition:
         self.large = large
         self.keep = keep
         self.columns = list(columns)
+        # The order column, if the ties are one (else they are the IID or the content).
+        self.order = None if ties in ([iid], list(content or [])) else ties[0]
 
     def _refuse_nulls(self, table: Any) -> None:
         """A null producer, IID or time fails the partition (XADD refuses them), naming
         the row in the order the task received the rows: the store's own error, raised
         after the sort, would name the row's sorted place."""
-        import pyarrow.compute as pc
-
         keys = [("producer", self.producer), ("IID", self.iid), ("time", self.time)]
-        for role, name in keys:
-            col = table.column(name) if name is not None else None
-            if col is not None and col.null_count:
-                row = pc.index(pc.is_null(col), True).as_py()
-                raise ValueError(
-                    f"dedup: the {role} column {name!r} is null on row {row} of a "
-                    "partition (rows counted as its task received them)"
-                )
+        null = first_null(table, keys)
+        if null is not None:
+            role, name, row = null
+            raise ValueError(
+                f"dedup: the {role} column {name!r} is null on row {row} of a "
+                "partition (rows counted as its task received them)"
+            )
 
     def _sorted(self, table: Any) -> Any:
-        import pyarrow.compute as pc
+        """``table`` sorted by (producer, time, ties), nulls first, stably."""
+        return table.take(sort_indices(table, (self.producer, self.time, *self.ties)))
 
-        cols = (self.producer, self.time, *self.ties)
-        # Spark's ascending sort puts nulls first; so does the reference.
-        try:  # pyarrow >= 25: null placement per key
-            idx = pc.sort_indices(table, sort_keys=[(c, "ascending", "at_start") for c in cols])
-        except (TypeError, ValueError):  # older pyarrow: one placement for the sort
-            keys = [(c, "ascending") for c in cols]
-            idx = pc.sort_indices(table, sort_keys=keys, null_placement="at_start")
-        return table.take(idx)
+    def _kernel(self) -> Any:
+        """The dedup kernel (``xstreams.Deduper``'s) for one partition: every producer's
+        rows are in it, so nothing is kept after it."""
+        return _Dedup(
+            producer=self.producer,
+            iid=self.iid,
+            content=self.content,
+            time=self.time,
+            order=self.order,
+            duration=self.duration,
+            maxsize=self.maxsize,
+            carry=False,
+        )
+
+    def _unsorted(self, kernel: Any, batches: List[Any]) -> Any:
+        """The kernel on the partition as it came; ``None``: input it does not take."""
+        return kernel.partition(batches, self.keep == "first", self.large, self.columns)
+
+    def _sorted_answers(self, kernel: Any, table: Any) -> Any:
+        """The kernel on the sorted partition; ``None``: input it does not take."""
+        batches = table.to_batches(max_chunksize=_DEDUP_CHUNK)
+        return kernel.partition_sorted(batches, self.keep == "first", self.large, self.columns)
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
         with _paused_gc():
@@ -209,20 +204,12 @@ class _DedupPartition:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        import xstreams
-        from xstreams import _xstreams
-
         id_type = pa.large_string() if self.large else pa.string()
-        # The whole partition first, then the kernel: filing each batch as Spark sent it
-        # let the worker's work compete with the JVM's for the cores and ran 5-8% slower
-        # in same-session A/Bs (docs/spark-speed.md).
+        # The whole partition first, then the kernel (docs/spark-speed.md).
         got: List[Any] = [b for b in batches if b.num_rows]
-        # The arguments both Rust kernels end with.
-        settings = (self.duration, self.maxsize, self.keep == "first", self.large, self.columns)
-        # The Rust kernel: one call for the partition; the input columns pass through.
-        out = _xstreams._idmp_dedup(
-            got, self.producer, self.iid, self.content, self.time, self.ties, *settings
-        )
+        kernel = self._kernel()
+        # One call for the partition; the input columns pass through.
+        out = self._unsorted(kernel, got)
         if out is not None:
             yield from out
             return
@@ -235,25 +222,11 @@ class _DedupPartition:
         self._refuse_nulls(table)
         table = self._sorted(table)
         # The sorted partition's answers in Rust: IDMPAUTO, IIDs of other types, ties
-        # the first kernel cannot order. What it does not take runs the store below.
-        out = _xstreams._idmp_dedup_sorted(
-            table.to_batches(max_chunksize=_DEDUP_CHUNK),
-            self.producer,
-            self.time,
-            self.iid,
-            self.content,
-            *settings,
-        )
+        # the first way cannot order. What it does not take runs the store below.
+        out = self._sorted_answers(kernel, table)
         if out is not None:
             yield from out
             return
-        store = xstreams.Store(
-            config={
-                "stream-idmp-duration": self.duration,
-                "stream-idmp-maxsize": self.maxsize,
-            }
-        )
-        fields = self.content if self.content is not None else [self.iid]
         types = {"id": id_type, "flag": pa.bool_()}
         # The answers are never null (a failed row raises), as the kernel's and the
         # Spark schema's fields say.
@@ -261,38 +234,24 @@ class _DedupPartition:
             pa.field(c, types[_DEDUP_COLUMNS[c]], nullable=False) for c in self.columns
         ]
         schema = pa.schema([*table.schema, *answer_fields], metadata=table.schema.metadata)
-        try:
-            for batch in table.to_batches(max_chunksize=_DEDUP_CHUNK):
-                res = store.xadd_batch(
-                    None,
-                    batch,
-                    key_column=self.producer,
-                    producer=self.producer,
-                    iid=self.iid,
-                    idmpauto=self.content is not None,
-                    fields=fields,
-                    clock=self.time,
-                    errors="return",
-                    _forget=True,
-                )
-                errors = res.column("error")
-                if errors.null_count != len(errors):
-                    row = pc.index(pc.is_valid(errors), True).as_py()
-                    raise ValueError(f"dedup: row {row} of a batch failed: {errors[row].as_py()}")
-                ids = res.column("id")
-                if ids.type != id_type:
-                    ids = ids.cast(id_type)
-                dup = res.column("duplicate")
-                if self.keep == "first":
-                    keep = pc.invert(dup)
-                    batch, ids, dup = batch.filter(keep), ids.filter(keep), dup.filter(keep)
-                answer = {"id": ids, "flag": dup}
-                yield pa.RecordBatch.from_arrays(
-                    [*batch.columns, *(answer[_DEDUP_COLUMNS[c]] for c in self.columns)],
-                    schema=schema,
-                )
-        finally:
-            store.close()
+        for batch in table.to_batches(max_chunksize=_DEDUP_CHUNK):
+            res = kernel.store_answers(batch)
+            errors = res.column("error")
+            if errors.null_count != len(errors):
+                row = pc.index(pc.is_valid(errors), True).as_py()
+                raise ValueError(f"dedup: row {row} of a batch failed: {errors[row].as_py()}")
+            ids = res.column("id")
+            if ids.type != id_type:
+                ids = ids.cast(id_type)
+            dup = res.column("duplicate")
+            if self.keep == "first":
+                keep = pc.invert(dup)
+                batch, ids, dup = batch.filter(keep), ids.filter(keep), dup.filter(keep)
+            answer = {"id": ids, "flag": dup}
+            yield pa.RecordBatch.from_arrays(
+                [*batch.columns, *(answer[_DEDUP_COLUMNS[c]] for c in self.columns)],
+                schema=schema,
+            )
 
 
 def _answer_columns(columns: Optional[Sequence[str]], keep: str) -> List[str]:
@@ -369,7 +328,7 @@ def dedup(
         iid = "iid" if iid is _UNSET else iid
         if iid is None:
             raise ValueError("give iid (a column) or content (columns)")
-    _check_idmp_settings(duration, maxsize)
+    check_settings(duration, maxsize)
     needed = [producer, time, *([iid] if iid else []), *(content or [])]
     if order is not None:
         needed.append(order)
@@ -585,7 +544,7 @@ def load(
             "a re-run adds no duplicates; pass allow_duplicates=True to load without them"
         )
     if idmp_duration is not None or idmp_maxsize is not None:
-        _check_idmp_settings(idmp_duration or 100, idmp_maxsize or 100)
+        check_settings(idmp_duration or 100, idmp_maxsize or 100)
     most = None
     if idmp and verify_window:
         by = [c for c in (key_column, producer) if c is not None]

@@ -1,16 +1,20 @@
 //! Rough timings of the core without Python: `cargo run --release --example quickbench`.
 //! (Figures that matter live in bench/; this is a profiling aid.)
 //!
-//! `quickbench limit [N]`: the physical limit of XADD, [`xstreams_core::limit::xadd_loop`]
+//! `quickbench limit [N]`: the physical limit of XADD, `support/limit.rs`'s `xadd_loop`
 //! (the typed XADD in a Rust loop, N entries per value size, 300,000 by default) for
 //! values of 8, 64 and 512 bytes, beside the same XADD given as arguments.
 use std::time::Instant;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use xstreams_core::{limit, Store};
+use xstreams_core::Store;
+
+#[path = "support/limit.rs"]
+mod limit;
 
 fn physical_limit(n: usize) {
+    limit::check_values();
     for size in [8usize, 64, 512] {
         // Best of 5, each on an empty stream (as the Python benchmarks' reps).
         let mut best = f64::MAX;

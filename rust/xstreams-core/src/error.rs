@@ -691,6 +691,26 @@ pub mod data {
     pub const REF_POLICY: &str = "XADD ref_policy must be one of: KEEPREF, DELREF, ACKED";
     pub const MAXLEN_NEGATIVE: &str = "XADD maxlen must be non-negative integer";
 
+    /// The dedup's settings and columns (`DedupSpec`, `xstreams.Deduper`): the texts
+    /// `xstreams.spark.dedup` raises for the same arguments.
+    pub const DEDUP_IID_OR_CONTENT: &str = "give iid or content columns (one of them)";
+    pub const DEDUP_CONTENT_EMPTY: &str = "content needs at least one column";
+
+    /// A dedup's `duration` or `maxsize` below 1 (the ranges XCFGSET takes are checked
+    /// by the Python API, `xstreams.dedup.check_settings`).
+    pub fn dedup_setting(name: &str, got: i128) -> String {
+        format!("{name} must be at least 1, got {got}")
+    }
+
+    pub fn dedup_no_column(name: &str) -> String {
+        format!("column {name:?} is not in the batch")
+    }
+
+    /// A row the dedup cannot answer as XADD would (`row`: its place in the input).
+    pub fn dedup_row(role: &str, name: &str, row: usize, what: &str) -> String {
+        format!("dedup: the {role} column {name:?} {what} on row {row}")
+    }
+
     /// An argument of a type that is not bytes, str, int or float.
     pub fn invalid_input(type_name: &str) -> String {
         format!(

@@ -11,7 +11,6 @@
 //!   persistence (snapshot + command logs).
 //! - [`interop`]: columnar callers (Arrow-shaped batches, replay of a persisted store,
 //!   the Spark dedup kernel).
-//! - [`limit`]: the typed XADD in a plain loop, the physical limit the benchmarks report.
 #![forbid(unsafe_code)]
 
 pub mod base;
@@ -19,7 +18,6 @@ pub mod command;
 pub mod error;
 pub mod interop;
 pub mod keyspace;
-pub mod limit;
 pub mod store;
 pub mod structures;
 #[cfg(test)]

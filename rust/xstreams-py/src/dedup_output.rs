@@ -1,12 +1,7 @@
-//! The answers of the Spark dedup kernels ([`Answers`]) and their output: each input
-//! batch with the answer columns appended, made one batch at a time as the Python
-//! worker asks for the next.
-//!
-//! Making every output batch before handing over the first left the Spark task's JVM
-//! thread waiting while the worker formatted the whole partition's entry IDs (and
-//! faulted in fresh pages for them); made on demand, the IDs of a batch are formatted
-//! while the JVM turns the previous one into rows, in memory the allocator has just got
-//! back (docs/spark-speed.md).
+//! The output of the Spark dedup's partitions: each input batch with the answer columns
+//! appended, made one batch at a time as the Python worker asks for the next, so that
+//! a batch's IDs are formatted while Spark takes the previous one (docs/spark-speed.md);
+//! and the answers of a whole table as two arrays ([`answer_arrays`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -16,79 +11,11 @@ use arrow_array::{
 };
 use arrow_buffer::{BooleanBuffer, Buffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use hashbrown::HashMap;
 use pyo3::prelude::*;
 use pyo3_arrow::PyRecordBatch;
-use xstreams_core::StreamId;
+use xstreams_core::interop::dedup::Answers;
 
 use crate::arrow::value_err;
-
-/// Each row's answer by input row, written as the IDMP state visits the rows in the
-/// grouped order: scattered writes, then sequential reads for the output batches (which
-/// follow the input). Keeping them in the grouped order and reading them back by input
-/// row through a position map made every read a likely cache miss. A row's answer is
-/// one 8-byte word, so that each scattered write touches one cache line: the ID and the
-/// flag apart (16 bytes and 1) were two lines, and the wait for them about a third of
-/// the IDMP loop's time (15 -> 11 ms per 550,000 rows).
-pub(crate) struct Answers {
-    /// With IDs: each row's `ms << 21 | seq << 1 | duplicate`, or [`SPILLED`] for an ID
-    /// outside [`MS_LIMIT`]/[`SEQ_LIMIT`] (the years after 2248, a 20-bit sequence),
-    /// whose answer is in `spilled`. Empty when no answer column shows an ID.
-    packed: Vec<u64>,
-    spilled: HashMap<usize, (StreamId, bool)>,
-    /// Without IDs: each row's flag (a byte a row: the vector stays in the caches).
-    dups: Vec<bool>,
-}
-
-/// IDs packed in an [`Answers`] word have `ms` below this (43 bits, all ones excluded:
-/// that word is [`SPILLED`])...
-const MS_LIMIT: u64 = (1 << 43) - 1;
-/// ... and `seq` below this (20 bits).
-const SEQ_LIMIT: u64 = 1 << 20;
-/// The word of a row whose answer is in [`Answers::spilled`].
-const SPILLED: u64 = u64::MAX;
-
-impl Answers {
-    /// Room for `n` rows' answers; IDs only if a column in `answer` shows them. Both
-    /// vectors are of zeros, which the allocator hands out without writing them.
-    pub(crate) fn new(n: usize, answer: &[Answer]) -> Self {
-        let with_ids = answer.iter().any(|a| *a != Answer::Duplicate);
-        Answers {
-            packed: vec![0; if with_ids { n } else { 0 }],
-            spilled: HashMap::new(),
-            dups: vec![false; if with_ids { 0 } else { n }],
-        }
-    }
-
-    /// Record row `row`'s answer.
-    pub(crate) fn set(&mut self, row: usize, id: StreamId, duplicate: bool) {
-        if self.packed.is_empty() {
-            self.dups[row] = duplicate;
-        } else if id.ms < MS_LIMIT && id.seq < SEQ_LIMIT {
-            self.packed[row] = id.ms << 21 | id.seq << 1 | duplicate as u64;
-        } else {
-            self.packed[row] = SPILLED;
-            self.spilled.insert(row, (id, duplicate));
-        }
-    }
-
-    /// Row `row`'s ID (only when a column shows IDs).
-    pub(crate) fn id(&self, row: usize) -> StreamId {
-        match self.packed[row] {
-            SPILLED => self.spilled[&row].0,
-            w => StreamId::new(w >> 21, (w >> 1) & (SEQ_LIMIT - 1)),
-        }
-    }
-
-    /// Row `row`'s flag.
-    pub(crate) fn duplicate(&self, row: usize) -> bool {
-        match self.packed.get(row) {
-            None => self.dups[row],
-            Some(&SPILLED) => self.spilled[&row].1,
-            Some(&w) => w & 1 == 1,
-        }
-    }
-}
 
 /// An answer column the kernel can append.
 #[derive(Clone, Copy, PartialEq)]
@@ -96,6 +23,11 @@ pub(crate) enum Answer {
     EntryId,
     Duplicate,
     OriginalId,
+}
+
+/// Whether a column in `answer` shows the IDs.
+pub(crate) fn with_ids(answer: &[Answer]) -> bool {
+    answer.iter().any(|a| *a != Answer::Duplicate)
 }
 
 pub(crate) fn answer_columns(names: &[String]) -> PyResult<Vec<Answer>> {
@@ -176,7 +108,7 @@ pub(crate) fn output(
 pub(crate) fn no_output() -> DedupOutput {
     output(
         Vec::new(),
-        Answers::new(0, &[]),
+        Answers::new(0, false),
         Vec::new(),
         &[],
         false,
@@ -199,7 +131,7 @@ impl DedupOutput {
             }
         }
         // The last batch went: the answers are no longer needed.
-        self.answers = Answers::new(0, &self.answer);
+        self.answers = Answers::new(0, false);
         Ok(None)
     }
 }
@@ -257,9 +189,8 @@ impl DedupOutput {
     }
 }
 
-/// Entry IDs as `<ms>-<seq>` text for the `count` rows `rows` of `answers` (sized by the
-/// rows of one output batch, not by the partition's: a partition-sized buffer per batch
-/// cost more in zeroed pages than the whole dedup).
+/// Entry IDs as `<ms>-<seq>` text for the `count` rows `rows` of `answers` (a buffer
+/// sized by one output batch, not by the partition: docs/spark-speed.md).
 fn id_strings(
     answers: &Answers,
     rows: impl Iterator<Item = usize>,
@@ -297,4 +228,29 @@ fn id_strings_as<O: OffsetSizeTrait>(
         Buffer::from_vec(data),
         None,
     )))
+}
+
+/// All rows' answers in row order, as one batch: `duplicate`, and with `ids` the entry
+/// IDs as text (`entry_id`; large strings only past 2 GiB of them).
+pub(crate) fn answer_batch(answers: &Answers, ids: bool) -> PyResult<RecordBatch> {
+    let n = answers.len();
+    let mut fields = vec![Field::new("duplicate", DataType::Boolean, false)];
+    let mut cols: Vec<ArrayRef> = vec![Arc::new(BooleanArray::new(
+        BooleanBuffer::collect_bool(n, |i| answers.duplicate(i)),
+        None,
+    ))];
+    if ids {
+        let a = match id_strings(answers, 0..n, n, false) {
+            Ok(a) => a,
+            Err(_) => id_strings(answers, 0..n, n, true)?,
+        };
+        fields.push(Field::new("entry_id", a.data_type().clone(), false));
+        cols.push(a);
+    }
+    RecordBatch::try_new_with_options(
+        Arc::new(Schema::new(fields)),
+        cols,
+        &RecordBatchOptions::new().with_row_count(Some(n)),
+    )
+    .map_err(|e| value_err(e.to_string()))
 }

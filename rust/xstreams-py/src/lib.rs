@@ -9,7 +9,7 @@ mod client;
 mod convert;
 mod dedup;
 mod dedup_output;
-mod dedup_sorted;
+mod deduper;
 mod errors;
 mod inspect;
 mod prefetch;
@@ -21,9 +21,9 @@ mod watch;
 
 use pyo3::prelude::*;
 
-/// The engine allocates many small buffers per command (replies, entries); mimalloc makes
-/// those allocations about 30% cheaper than the system allocator (instruction counts of
-/// `examples/quickbench`). Only Rust allocations use it; Python objects do not.
+/// The engine allocates many small buffers per command (replies, entries): mimalloc makes
+/// them cheaper than the system allocator (docs/spark-speed.md, "Why the code is as it
+/// is"). Only Rust allocations use it; Python objects do not.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -33,6 +33,7 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<watch::Watch>()?;
     m.add_class::<blocked::Blocked>()?;
     m.add_class::<dedup_output::DedupOutput>()?;
+    m.add_class::<deduper::Dedup>()?;
     m.add_class::<client::NativeClient>()?;
     m.add_class::<client::NativePipeline>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -40,7 +41,6 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(client::_register_client, m)?)?;
     m.add_function(wrap_pyfunction!(store::command_names, m)?)?;
     m.add_function(wrap_pyfunction!(store::auto_iid, m)?)?;
-    m.add_function(wrap_pyfunction!(store::_xadd_loop, m)?)?;
     m.add_function(wrap_pyfunction!(server::serve, m)?)?;
     m.add_function(wrap_pyfunction!(inspect::inspect_store, m)?)?;
     m.add_function(wrap_pyfunction!(inspect::key_internals, m)?)?;
@@ -52,7 +52,5 @@ fn _xstreams(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(arrow::_xadd_wire, m)?)?;
     m.add_function(wrap_pyfunction!(replay::_replay_read, m)?)?;
     m.add_class::<replay::ReplayStore>()?;
-    m.add_function(wrap_pyfunction!(dedup::_idmp_dedup, m)?)?;
-    m.add_function(wrap_pyfunction!(dedup_sorted::_idmp_dedup_sorted, m)?)?;
     Ok(())
 }

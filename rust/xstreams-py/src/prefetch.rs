@@ -3,9 +3,9 @@
 //! A benchmark's (or an application's) values are Python objects spread over more memory
 //! than the cache holds: at 512 bytes the copy into the stream's node waits for eight
 //! cache lines from memory. Asking for them as soon as the value is known lets those
-//! loads overlap the work before the copy (the key's lookup, the stream's bookkeeping):
-//! about 4% of an `xstreams.Redis.xadd` call at 512 B (bench: `XADD 512 B`). A hint only:
-//! it never changes what is read, and it costs a few instructions for a small value.
+//! loads overlap the work before the copy (the key's lookup, the stream's bookkeeping;
+//! what it saves: docs/spark-speed.md, "Why the code is as it is"). A hint only: it
+//! never changes what is read, and it costs a few instructions for a small value.
 
 /// Values up to this many bytes are asked for; a larger copy streams well by itself.
 const MAX_BYTES: usize = 2048;

@@ -481,25 +481,3 @@ pub fn auto_iid<'py>(py: Python<'py>, pairs: Vec<Vec<u8>>) -> Bound<'py, PyBytes
     let refs: Vec<&[u8]> = pairs.iter().map(|p| p.as_slice()).collect();
     PyBytes::new(py, &xstreams_core::structures::idmp::auto_iid(&refs))
 }
-
-/// The physical limit of XADD (`xstreams_core::limit::xadd_loop`): ``n`` typed XADDs of
-/// ``key * f <value>`` run in Rust on ``store``, values as the benchmarks' pool of ``size``
-/// bytes from entry ``off``. A benchmark driver (bench/run.py), not an API.
-#[pyfunction]
-#[pyo3(signature = (store, key, size, off, n, db=0))]
-pub fn _xadd_loop(
-    py: Python<'_>,
-    store: &Store,
-    key: &[u8],
-    size: usize,
-    off: usize,
-    n: usize,
-    db: usize,
-) -> PyResult<()> {
-    let core = &store.inner;
-    guarded(py, || {
-        xstreams_core::limit::xadd_loop(core, db, key, size, off, n)?;
-        core.settle()
-    })?
-    .map_err(|e| cmd_err(py, &e))
-}

@@ -3,7 +3,8 @@
 //!
 //! - [`batch`]: many XADDs under one lock from columns of rows, and entries out into flat
 //!   Arrow-shaped buffers; [`batch::replay`] reads a persisted store without opening it.
-//! - [`dedup`]: IDMP answers for whole producer histories without a store (Spark dedup).
+//! - [`dedup`]: the IDMP dedup of rows without a store (`xstreams.Deduper`, the Spark
+//!   dedup): grouping, ordering, the answers, each producer's state between calls.
 //! - [`export`]: an exported RDB file read back and checked against the store it came
 //!   from (`xstreams export`).
 

@@ -124,9 +124,8 @@ impl Producer {
 
     fn insert_probe(&mut self, probe: &Probe, id: StreamId) {
         let seq = self.head_seq + self.fifo.len() as u64;
-        // The bytes go straight into the FIFO's slot: a short IID built on the stack and
-        // then moved in was read back right after its copy (perf: a tenth of the Spark
-        // dedup kernel's samples on that load; 3-5% of the kernel's CPU in A/Bs).
+        // The bytes go straight into the FIFO's slot, not built on the stack and moved
+        // in (docs/spark-speed.md, "Why the code is as it is").
         self.fifo.push_back(IidEntry {
             iid: Iid::new(),
             id,

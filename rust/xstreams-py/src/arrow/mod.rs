@@ -18,7 +18,9 @@ mod xadd;
 
 pub(crate) use columns::{prepare, times_ms, values_across, Src};
 pub use entries::{entries_to_py_list, schema_arg, EntriesShape};
+pub(crate) use handoff::batch_to_pyarrow;
 pub use wire::{_reply_arrow, _xadd_wire};
+pub(crate) use xadd::{xadd_arrow, xadd_reply, XaddOpts};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;

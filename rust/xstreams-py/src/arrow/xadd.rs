@@ -258,7 +258,7 @@ impl Store {
     /// Redis's AOF), and one command time (every ``*`` ID in the same millisecond); ``after``
     /// (argument lists, e.g. ``[[b"XADD", b"marker", b"*", b"batch", b"7"]]``) runs last
     /// in that same step, and an error reply of it is raised.
-    #[pyo3(signature = (key, batch, *, fields=None, id=None, producer=None, pid=None, iid=None, idmpauto=false, maxlen=None, minid=None, approximate=true, limit=None, nomkstream=false, ref_policy=None, clock=None, key_column=None, errors="raise", db=0, _forget=false, atomic=false, after=None))]
+    #[pyo3(signature = (key, batch, *, fields=None, id=None, producer=None, pid=None, iid=None, idmpauto=false, maxlen=None, minid=None, approximate=true, limit=None, nomkstream=false, ref_policy=None, clock=None, key_column=None, errors="raise", db=0, atomic=false, after=None))]
     #[allow(clippy::too_many_arguments)]
     fn xadd_batch<'py>(
         &self,
@@ -281,7 +281,6 @@ impl Store {
         key_column: Option<String>,
         errors: &str,
         db: usize,
-        _forget: bool,
         atomic: bool,
         after: Option<Vec<Vec<Vec<u8>>>>,
     ) -> PyResult<Bound<'py, PyAny>> {
@@ -353,7 +352,7 @@ impl Store {
             options,
             trim,
             clock,
-            forget: _forget,
+            forget: false,
             db,
             atomic,
             after: after.unwrap_or_default(),

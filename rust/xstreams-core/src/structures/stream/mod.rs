@@ -110,6 +110,20 @@ pub struct Stream {
     pub(crate) overwritten: u64,
 }
 
+/// The ID XADD's `*` takes after `last` at store time `now_ms`: the clock's
+/// milliseconds (a negative clock counts as 0) when they are past `last`'s, else
+/// `last`'s next sequence. At the very last ID the sequence wraps to 0-0, which
+/// [`Stream::append`] then refuses, as Redis does. The one rule of automatic IDs:
+/// `Stream::append` and the dedup kernel (`interop::dedup`) both take it from here.
+pub fn auto_id(last: StreamId, now_ms: i64) -> StreamId {
+    let ms = now_ms.max(0) as u64;
+    if ms > last.ms {
+        StreamId::new(ms, 0)
+    } else {
+        last.incr().unwrap_or(StreamId::MIN)
+    }
+}
+
 impl Stream {
     /// An empty stream; IDMP settings from the store configuration.
     pub fn new(cfg: &Config) -> Self {
@@ -203,16 +217,7 @@ impl Stream {
                     given
                 }
             }
-            None => {
-                let ms = now_ms.max(0) as u64;
-                if ms > self.last_id.ms {
-                    StreamId::new(ms, 0)
-                } else {
-                    // The sequence may wrap to 0-0 at the very last ID; then the check
-                    // below refuses it, as in Redis.
-                    self.last_id.incr().unwrap_or(StreamId::MIN)
-                }
-            }
+            None => auto_id(self.last_id, now_ms),
         };
         if new_id <= self.last_id {
             return Err(AppendError::IdTooSmall);

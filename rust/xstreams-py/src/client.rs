@@ -35,7 +35,7 @@ use xstreams_core::store::Session;
 use xstreams_core::{CmdError, Reply};
 
 use crate::convert::{arg_bytes, reply_to_py};
-use crate::errors::{cmd_err, internal_err, reply_err};
+use crate::errors::{cmd_err, internal_err};
 use crate::store::{guarded, panic_text, Store};
 
 /// The shape redis-py gives XREAD/XREADGROUP replies for a client configuration.
@@ -162,7 +162,7 @@ pub(crate) fn raw(py: Python<'_>, r: &Reply, f: &Fast) -> PyResult<Py<PyAny>> {
     match r {
         Reply::Bulk(b) => text(py, b, f.decode),
         Reply::Status(s) => text(py, s.as_bytes(), f.decode),
-        Reply::Error(e) => Err(reply_err(py, e)),
+        Reply::Error(e) => Err(cmd_err(py, e)),
         Reply::Array(items) => {
             let v = items
                 .iter()
@@ -217,7 +217,7 @@ pub(crate) fn stream_list(py: Python<'_>, r: &Reply, f: &Fast, claim: bool) -> P
     let items = match r {
         Reply::Array(items) => items,
         Reply::Nil | Reply::NilArray => return Ok(py.None()),
-        Reply::Error(e) => return Err(reply_err(py, e)),
+        Reply::Error(e) => return Err(cmd_err(py, e)),
         other => return raw(py, other, f),
     };
     let mut out = Vec::with_capacity(items.len());
@@ -259,7 +259,7 @@ pub(crate) fn read_reply(py: Python<'_>, r: &Reply, f: &Fast, claim: bool) -> Py
                 }
             }
         }
-        Reply::Error(e) => return Err(reply_err(py, e)),
+        Reply::Error(e) => return Err(cmd_err(py, e)),
         other => return raw(py, other, f),
     }
     match f.shape {

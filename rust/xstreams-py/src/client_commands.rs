@@ -21,7 +21,7 @@ use crate::client::{
     NativeClient, REF_POLICIES,
 };
 use crate::convert::arg_bytes;
-use crate::errors::reply_err;
+use crate::errors::cmd_err;
 
 /// How a native method turns its reply into redis-py's value.
 pub(crate) enum Conv<'py> {
@@ -45,7 +45,7 @@ fn convert(
     conv: Conv<'_>,
 ) -> PyResult<Py<PyAny>> {
     match (conv, reply) {
-        (_, Reply::Error(e)) => Err(reply_err(py, e)),
+        (_, Reply::Error(e)) => Err(cmd_err(py, e)),
         (Conv::Int, r) => int_reply(py, r, f),
         (Conv::Raw, r) => raw(py, r, f),
         (Conv::BoolOk, Reply::Status(s)) => {

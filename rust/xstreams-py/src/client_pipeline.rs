@@ -15,7 +15,7 @@ use xstreams_core::Reply;
 
 use crate::client::{fallback, int_reply, raw, read_reply, stream_list, Fast, NativeClient};
 use crate::convert::{arg_bytes, reply_to_py};
-use crate::errors::{cmd_err, reply_error};
+use crate::errors::{cmd_err, cmd_error};
 use crate::store::guarded;
 
 /// How a queued command's reply becomes redis-py's value.
@@ -116,7 +116,7 @@ fn convert(
     options: &Bound<'_, PyDict>,
 ) -> PyResult<Py<PyAny>> {
     if let Reply::Error(e) = reply {
-        return Ok(reply_error(py, e)?.unbind());
+        return Ok(cmd_error(py, e)?.unbind());
     }
     match conv {
         Conv::Raw => raw(py, reply, f),

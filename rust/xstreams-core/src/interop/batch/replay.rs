@@ -33,8 +33,7 @@ use crate::keyspace::db::{KeyEntry, Keyspace, Value, NUM_DBS};
 use crate::store::persist::log::{self as plog, LogItem, ParseStop};
 use crate::store::persist::snapshot::{self, KeyIndex};
 use crate::store::persist::{
-    corrupt, io_err, log_name, replay_log, snapshot_name, ErrorKind, Manifest, PersistError,
-    MANIFEST,
+    corrupt, io_err, log_name, replay_log, snapshot_name, Manifest, PersistError, MANIFEST,
 };
 use crate::structures::id::StreamId;
 use crate::structures::stream::Stream;
@@ -80,10 +79,7 @@ impl StoreFiles {
         let text = match std::fs::read(&mpath) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(PersistError {
-                    kind: ErrorKind::NotFound,
-                    message: format!("no xstreams store at {} (no {MANIFEST})", dir.display()),
-                })
+                return Err(PersistError::no_store(dir, MANIFEST))
             }
             Err(e) => return Err(io_err(&mpath, e)),
         };
@@ -123,13 +119,7 @@ impl StoreFiles {
         let mpath = self.dir.join(MANIFEST);
         let now = std::fs::read(&mpath).map_err(|e| io_err(&mpath, e))?;
         if now != self.manifest.as_bytes() {
-            return Err(PersistError {
-                kind: ErrorKind::Io,
-                message: format!(
-                    "the store at {} was compacted after the read was planned: plan it again",
-                    self.dir.display()
-                ),
-            });
+            return Err(PersistError::compacted_since_planned(&self.dir));
         }
         Ok(())
     }

@@ -75,6 +75,7 @@ def remove_batches(path: str, job: str, upto: Optional[int]) -> None:
 def open_store(path: str, fsync: str) -> Any:
     """The durable store, open for writing (waits a while for another writer's lock)."""
     import xstreams
+
     from .exceptions import StoreLockedError
 
     deadline = time.monotonic() + _LOCK_WAIT_S

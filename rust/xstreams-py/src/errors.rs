@@ -70,7 +70,7 @@ pub fn data_err(py: Python<'_>, msg: String) -> PyErr {
 }
 
 /// `xstreams.exceptions.InvariantError(msg)` (`Store.validate()` found a violation).
-pub fn invariant_err(py: Python<'_>, msg: String) -> PyErr {
+pub fn invariant_err(py: Python<'_>, msg: &str) -> PyErr {
     match exceptions_attr(py, &INVARIANT_ERROR, "InvariantError")
         .and_then(|c| c.bind(py).call1((msg,)))
     {

@@ -434,7 +434,7 @@ impl Store {
         let store = &self.inner;
         match guarded(py, || store.validate())? {
             Ok(()) => Ok(()),
-            Err(e) => Err(crate::errors::invariant_err(py, e)),
+            Err(e) => Err(crate::errors::invariant_err(py, e.message())),
         }
     }
 

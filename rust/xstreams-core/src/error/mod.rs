@@ -126,6 +126,34 @@ impl fmt::Display for CmdError {
 
 impl std::error::Error for CmdError {}
 
+/// A broken internal invariant, as `validate()` finds it (a bug inside xstreams, never
+/// a user's error): the first violation, naming the key and structure involved. The
+/// Python binding raises it as `InvariantError`, the server's `DEBUG VALIDATE` as
+/// `ERR invalid store: ...`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    message: String,
+}
+
+impl Violation {
+    /// The violation found by a structure's `validate()`.
+    pub fn new(message: String) -> Self {
+        Violation { message }
+    }
+    /// What is broken, and where.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Violation {}
+
 /// Result of a command step.
 pub type CmdResult<T> = Result<T, CmdError>;
 

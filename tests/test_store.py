@@ -276,3 +276,34 @@ def test_validate_raises_the_typed_invariant_error(store):
     assert not issubclass(exc.InvariantError, AssertionError)
     store.execute_command("XADD", "s", "*", "f", "v")
     assert store.validate() is None
+
+
+def test_errors_inside_replies_carry_the_class_of_their_kind(store):
+    """An error that is a reply's value (one command of a batch) gets its class, code and
+    exact line from the engine's typed error, as a raised one does."""
+    store.execute_command("SET", "str", "v")
+    store.execute_command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    out = store.execute_many(
+        [
+            ("XADD", "str", "*", "f", "v"),
+            ("XREADGROUP", "GROUP", "nope", "c", "STREAMS", "s", ">"),
+            ("XGROUP", "CREATE", "s", "g", "$"),
+            ("XADD", "s", "MAXLEN", "1", "MINID", "0", "*", "f", "v"),
+            ("XLEN", "s"),
+        ],
+        atomic=False,
+    )
+    wrong, nogroup, busy, syntax, length = out
+    assert type(wrong) is exc.WrongTypeError and wrong.code == "WRONGTYPE"
+    assert wrong.reply == "WRONGTYPE Operation against a key holding the wrong kind of value"
+    assert type(nogroup) is exc.NoGroupError and nogroup.code == "NOGROUP"
+    assert type(busy) is exc.BusyGroupError
+    assert busy.reply == "BUSYGROUP Consumer Group name already exists"
+    assert type(syntax) is exc.ResponseError and syntax.code == "ERR"
+    assert str(syntax) == (
+        "syntax error, MAXLEN and MINID options at the same time are not compatible"
+    )
+    assert length == 0
+    with pytest.raises(exc.WrongTypeError) as raised:
+        store.execute_command("XADD", "str", "*", "f", "v")
+    assert raised.value.reply == wrong.reply

@@ -76,12 +76,14 @@ def open_store(path: str, fsync: str) -> Any:
     """The durable store, open for writing (waits a while for another writer's lock)."""
     import xstreams
 
+    from .exceptions import StoreLockedError
+
     deadline = time.monotonic() + _LOCK_WAIT_S
     while True:
         try:
             return xstreams.Store(path, fsync=fsync)  # type: ignore[arg-type]
-        except Exception as e:
-            if "lock" not in str(e).lower() or time.monotonic() > deadline:
+        except StoreLockedError:
+            if time.monotonic() > deadline:
                 raise
             time.sleep(0.2)
 

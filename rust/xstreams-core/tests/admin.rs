@@ -23,7 +23,7 @@ fn text(r: Reply) -> String {
 
 fn err(r: Reply) -> String {
     match r {
-        Reply::Error(e) => e,
+        Reply::Error(e) => e.into_line(),
         other => panic!("not an error: {other:?}"),
     }
 }

@@ -89,7 +89,7 @@ fn xreadgroup_woken_by_group_destroy_fails_with_nogroup() {
     run(&s, "XGROUP DESTROY s g");
     let r = poll(&s, call).expect("woken by DESTROY");
     assert!(
-        matches!(&r, Reply::Error(e) if e.starts_with("NOGROUP")),
+        matches!(&r, Reply::Error(e) if e.line().starts_with("NOGROUP")),
         "{r:?}"
     );
 }
@@ -102,7 +102,7 @@ fn xreadgroup_woken_by_del_fails_with_nogroup() {
     run(&s, "DEL s");
     let r = poll(&s, call).expect("woken by DEL (unblock_on_nokey)");
     assert!(
-        matches!(&r, Reply::Error(e) if e.starts_with("NOGROUP")),
+        matches!(&r, Reply::Error(e) if e.line().starts_with("NOGROUP")),
         "{r:?}"
     );
 }
@@ -115,7 +115,7 @@ fn xreadgroup_woken_by_overwrite_fails_with_wrongtype() {
     run(&s, "SET s x");
     let r = poll(&s, call).expect("woken by the overwrite (unblock_on_nokey)");
     assert!(
-        matches!(&r, Reply::Error(e) if e.starts_with("WRONGTYPE")),
+        matches!(&r, Reply::Error(e) if e.line().starts_with("WRONGTYPE")),
         "{r:?}"
     );
 }

@@ -274,7 +274,7 @@ fn fuzz_stats() {
                         .entry(format!(
                             "{} :: {}",
                             args[0],
-                            m.chars().take(50).collect::<String>()
+                            m.line().chars().take(50).collect::<String>()
                         ))
                         .or_default() += 1;
                 }

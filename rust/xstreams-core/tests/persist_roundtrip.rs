@@ -172,10 +172,14 @@ fn damage_and_locking_are_reported() {
         .err()
         .unwrap();
     assert!(
-        matches!(err.kind, ErrorKind::Locked { pid: Some(_) }),
+        matches!(err.kind(), ErrorKind::Locked { pid: Some(_) }),
         "{err:?}"
     );
-    assert!(err.message.contains("locked by process"), "{}", err.message);
+    assert!(
+        err.message().contains("locked by process"),
+        "{}",
+        err.message()
+    );
     // A read-only open works while the writer holds the lock.
     let ro = Options {
         read_only: true,
@@ -183,7 +187,9 @@ fn damage_and_locking_are_reported() {
     };
     let (r, _) = Store::open(dir.path(), Config::default(), ro).unwrap();
     assert_eq!(run(&r, "XLEN s"), Reply::Int(1));
-    assert!(matches!(run(&r, "XADD s 2-1 f v"), Reply::Error(e) if e.starts_with("READONLY")));
+    assert!(
+        matches!(run(&r, "XADD s 2-1 f v"), Reply::Error(e) if e.line().starts_with("READONLY"))
+    );
     s.compact().unwrap();
     s.close();
     // Flip a byte inside the snapshot: a checksum error naming the file and offset.
@@ -199,11 +205,11 @@ fn damage_and_locking_are_reported() {
     let err = Store::open(dir.path(), Config::default(), Options::default())
         .err()
         .unwrap();
-    assert!(matches!(err.kind, ErrorKind::Corrupt { .. }), "{err:?}");
+    assert!(matches!(err.kind(), ErrorKind::Corrupt { .. }), "{err:?}");
     assert!(
-        err.message.contains("snapshot.") && err.message.contains("offset"),
+        err.message().contains("snapshot.") && err.message().contains("offset"),
         "{}",
-        err.message
+        err.message()
     );
     // A foreign log: garbage in the middle of the log is an error, not a truncation.
     let dir2 = tempfile::tempdir().unwrap();
@@ -217,5 +223,5 @@ fn damage_and_locking_are_reported() {
     let err = Store::open(dir2.path(), Config::default(), Options::default())
         .err()
         .unwrap();
-    assert!(matches!(err.kind, ErrorKind::Corrupt { .. }), "{err:?}");
+    assert!(matches!(err.kind(), ErrorKind::Corrupt { .. }), "{err:?}");
 }

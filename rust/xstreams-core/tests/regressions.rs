@@ -394,7 +394,7 @@ fn blocked_xreadgroup_unblocks_when_its_db_is_flushed() {
         };
         run(&s, change);
         match s.wait(call, Some(Duration::from_millis(200))) {
-            Step::Done(Reply::Error(e)) => assert!(e.starts_with(want), "{change}: {e}"),
+            Step::Done(Reply::Error(e)) => assert!(e.line().starts_with(want), "{change}: {e}"),
             Step::Done(r) => panic!("{change}: unexpected {r:?}"),
             Step::Blocked(c) => {
                 s.cancel(c);

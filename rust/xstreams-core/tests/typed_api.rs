@@ -251,7 +251,7 @@ fn maxcount_and_maxsize_argument_errors() {
     let s = Store::default();
     s.execute(&[b"XADD", b"a", b"1-0", b"f", b"v"]);
     let err = |r: Reply| match r {
-        Reply::Error(e) => e,
+        Reply::Error(e) => e.into_line(),
         other => panic!("not an error: {other:?}"),
     };
     let e = err(s.execute(&[b"XREAD", b"MAXCOUNT", b"0", b"STREAMS", b"a", b"0"]));

@@ -41,7 +41,7 @@ fn two_stores(da: &std::path::Path, db: &std::path::Path, n: u64) -> (Store, Sto
 }
 
 fn err(r: Result<impl std::fmt::Debug, xstreams_core::CmdError>) -> Reply {
-    Reply::Error(r.unwrap_err().into_line())
+    Reply::Error(r.unwrap_err())
 }
 
 #[test]
@@ -309,7 +309,7 @@ fn typed_blocking_read_waits_in_line_with_commands() {
         panic!("a negative timeout is refused")
     };
     assert_eq!(
-        Reply::Error(e.into_line()),
+        Reply::Error(e),
         s.execute(&[b"XREAD", b"BLOCK", b"-2", b"STREAMS", b"s", b"$"])
     );
 }

@@ -213,7 +213,7 @@ fn idmp_failed_xadd_leaves_no_producer() {
     );
     for cmd in ["XADD s IDMP p1 i1 * f v", "XADD s IDMPAUTO p2 * f v"] {
         match run(&s, cmd) {
-            Reply::Error(e) => assert!(e.contains("exhausted"), "{e}"),
+            Reply::Error(e) => assert!(e.line().contains("exhausted"), "{e}"),
             other => panic!("{cmd}: {other:?}"),
         }
     }

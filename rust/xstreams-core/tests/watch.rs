@@ -74,7 +74,7 @@ fn a_batch_rejected_while_queued_is_execabort_even_when_touched() {
     let r = s
         .execute_batch(0, 2, &[cmd("GET k"), cmd("NOSUCH")], true, Some(&w))
         .unwrap();
-    assert!(matches!(&r[0], Reply::Error(e) if e.starts_with("EXECABORT")));
+    assert!(matches!(&r[0], Reply::Error(e) if e.line().starts_with("EXECABORT")));
 }
 
 #[test]
@@ -195,8 +195,8 @@ fn a_watch_of_another_store_is_refused() {
         .execute_batch(0, 2, &[cmd("PING")], true, Some(&w))
         .unwrap();
     assert_eq!(
-        r[0],
-        Reply::Error("ERR the Watch belongs to another store".into())
+        r[0].error_line(),
+        Some("ERR the Watch belongs to another store")
     );
     assert!(s2.watch(16, &[b"k"]).is_err());
 }

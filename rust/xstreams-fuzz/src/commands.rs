@@ -1,64 +1,21 @@
 //! The command layer: a byte-driven sequence of argv run on one store (two databases,
 //! RESP2/RESP3, a pinned clock advanced by the input), `validate()` after every command.
+//! The commands come from the command table (each row's fuzz weight).
 //! Blocking reads that would wait are cancelled at once (the server's timeout path).
 
+use std::sync::OnceLock;
+
+use xstreams_core::command::table;
 use xstreams_core::store::Step;
 use xstreams_core::{Config, Store};
 
 use crate::input::Input;
 
-const NAMES: &[&str] = &[
-    "XADD",
-    "XADD",
-    "XADD",
-    "XADD",
-    "XTRIM",
-    "XLEN",
-    "XRANGE",
-    "XREVRANGE",
-    "XDEL",
-    "XDELEX",
-    "XSETID",
-    "XREAD",
-    "XREADGROUP",
-    "XREADGROUP",
-    "XGROUP",
-    "XGROUP",
-    "XINFO",
-    "XACK",
-    "XACKDEL",
-    "XNACK",
-    "XPENDING",
-    "XCLAIM",
-    "XAUTOCLAIM",
-    "XCFGSET",
-    "XIDMPRECORD",
-    "XIDMP",
-    "DEL",
-    "UNLINK",
-    "EXISTS",
-    "TYPE",
-    "KEYS",
-    "SCAN",
-    "DBSIZE",
-    "FLUSHALL",
-    "FLUSHDB",
-    "RENAME",
-    "RENAMENX",
-    "COPY",
-    "MOVE",
-    "SWAPDB",
-    "SET",
-    "GET",
-    "EXPIRE",
-    "PEXPIRE",
-    "PEXPIREAT",
-    "TTL",
-    "PERSIST",
-    "DUMP",
-    "RESTORE",
-    "CONFIG",
-];
+/// The commands drawn: the command table's, each as often as its row's fuzz weight says.
+fn names() -> &'static [&'static str] {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES.get_or_init(|| table::fuzz_commands().collect())
+}
 
 /// Tokens arguments are drawn from: keys, groups, consumers, IDs (valid and quirky),
 /// numbers and every keyword the stream commands take.
@@ -187,7 +144,7 @@ pub fn commands(data: &[u8]) {
             2 => store.sweep(),
             _ => {}
         }
-        let mut argv: Vec<Vec<u8>> = vec![input.pick(NAMES).as_bytes().to_vec()];
+        let mut argv: Vec<Vec<u8>> = vec![input.pick(names()).as_bytes().to_vec()];
         let nargs = usize::from(input.byte() % 14);
         for _ in 0..nargs {
             let arg = match input.byte() % 8 {
@@ -211,7 +168,7 @@ pub fn commands(data: &[u8]) {
                 continue;
             }
         };
-        if argv[0] == b"XADD" {
+        if argv[0].eq_ignore_ascii_case(b"XADD") {
             if let xstreams_core::Reply::Bulk(id) = reply {
                 if ids.len() < 64 {
                     ids.push(id);

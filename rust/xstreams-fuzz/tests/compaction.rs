@@ -46,9 +46,9 @@ fn a_panicking_snapshot_writer_fails_the_compaction_and_nothing_else() {
     }
     disk.panic_in_next_snapshot();
     let err = store.compact().unwrap_err();
-    assert_eq!(err.kind, ErrorKind::Io, "{err:?}");
+    assert_eq!(*err.kind(), ErrorKind::Io, "{err:?}");
     assert!(
-        err.message
+        err.message()
             .contains("the snapshot writer panicked: simulated: the snapshot writer panicked"),
         "{err:?}"
     );

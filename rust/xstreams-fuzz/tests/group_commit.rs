@@ -112,10 +112,10 @@ fn a_failed_group_fsync_stops_writes() {
     xadd(&s);
     disk.freeze();
     let err = s.sync_logged().unwrap_err();
-    assert!(err.message.contains("fsync failed"), "{err:?}");
+    assert!(err.message().contains("fsync failed"), "{err:?}");
     assert!(s.sync_logged().is_err(), "the write is still not durable");
     match xadd(&s) {
-        Reply::Error(e) => assert!(e.starts_with("MISCONF"), "{e}"),
+        Reply::Error(e) => assert!(e.line().starts_with("MISCONF"), "{e}"),
         other => panic!("a write after a failed fsync: {other:?}"),
     }
     s.close();

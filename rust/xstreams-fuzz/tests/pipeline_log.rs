@@ -77,7 +77,7 @@ fn reopened_entries(dir: &Path) -> usize {
 }
 
 fn is_misconf(r: &Reply) -> bool {
-    matches!(r, Reply::Error(e) if e.starts_with("MISCONF"))
+    matches!(r, Reply::Error(e) if e.line().starts_with("MISCONF"))
 }
 
 #[test]

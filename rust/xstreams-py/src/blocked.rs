@@ -15,7 +15,7 @@ use xstreams_core::store::{BlockedCall, Step};
 use xstreams_core::Reply;
 
 use crate::convert::reply_to_py;
-use crate::errors::reply_err;
+use crate::errors::cmd_err;
 use crate::store::{collect_args, guarded, settled, Store};
 
 /// A blocked command of a `Store` (see the module documentation).
@@ -37,7 +37,7 @@ impl Blocked {
 /// The reply as `Store.execute_command` returns it (an error reply raised).
 fn reply_obj(py: Python<'_>, r: &Reply, protocol: u8) -> PyResult<Py<PyAny>> {
     match r {
-        Reply::Error(e) => Err(reply_err(py, e)),
+        Reply::Error(e) => Err(cmd_err(py, e)),
         r => reply_to_py(py, r, protocol),
     }
 }

@@ -8,7 +8,7 @@ use pyo3::types::{
 };
 use xstreams_core::Reply;
 
-use crate::errors::{data_err, reply_error};
+use crate::errors::{cmd_error, data_err};
 use xstreams_core::error::data;
 
 /// Encode one argument the way redis-py's `Encoder` does: bytes as is, str as UTF-8,
@@ -55,7 +55,7 @@ pub fn reply_to_py(py: Python<'_>, r: &Reply, protocol: u8) -> PyResult<Py<PyAny
         Reply::Bulk(b) => PyBytes::new(py, b).into_any().unbind(),
         Reply::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
         Reply::Nil | Reply::NilArray => py.None(),
-        Reply::Error(e) => reply_error(py, e)?.unbind(),
+        Reply::Error(e) => cmd_error(py, e)?.unbind(),
         Reply::Array(items) => {
             let list = PyList::empty(py);
             for it in items {

@@ -5,7 +5,6 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyAny, PyDict};
 use xstreams_core::error::{data, CmdError, ErrorKind};
 
-static ERROR_FROM_REPLY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static INTERNAL_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static DATA_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static INVARIANT_ERROR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -23,21 +22,6 @@ fn exceptions_attr(
     Ok(v)
 }
 
-/// The exception instance for an error reply line (`ERR ...`, `WRONGTYPE ...`) that
-/// reaches the binding as text (an error inside a reply value).
-pub fn reply_error<'py>(py: Python<'py>, line: &str) -> PyResult<Bound<'py, PyAny>> {
-    let f = exceptions_attr(py, &ERROR_FROM_REPLY, "error_from_reply")?;
-    f.bind(py).call1((line,))
-}
-
-/// A `PyErr` raising the exception for an error reply line.
-pub fn reply_err(py: Python<'_>, line: &str) -> PyErr {
-    match reply_error(py, line) {
-        Ok(exc) => PyErr::from_value(exc),
-        Err(e) => e,
-    }
-}
-
 static FROM_KIND: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// The `xstreams.exceptions` class of each family of core error (by name; a family with
@@ -51,12 +35,17 @@ fn class_of(kind: ErrorKind) -> &'static str {
     }
 }
 
-/// A `PyErr` raising the exception for a core error: its class from the error's kind,
-/// its code and message from the error itself (nothing parsed from the line).
+/// The exception instance for a core error (a command's, or one inside a reply value):
+/// its class from the error's kind, its code and line from the error itself (nothing
+/// parsed from the line).
+pub fn cmd_error<'py>(py: Python<'py>, e: &CmdError) -> PyResult<Bound<'py, PyAny>> {
+    let f = exceptions_attr(py, &FROM_KIND, "_from_kind")?;
+    f.bind(py).call1((class_of(e.kind()), e.code(), e.line()))
+}
+
+/// A `PyErr` raising the exception for a core error (see [`cmd_error`]).
 pub fn cmd_err(py: Python<'_>, e: &CmdError) -> PyErr {
-    match exceptions_attr(py, &FROM_KIND, "_from_kind")
-        .and_then(|f| f.bind(py).call1((class_of(e.kind()), e.code(), e.line())))
-    {
+    match cmd_error(py, e) {
         Ok(exc) => PyErr::from_value(exc),
         Err(err) => err,
     }
@@ -81,7 +70,7 @@ pub fn data_err(py: Python<'_>, msg: String) -> PyErr {
 }
 
 /// `xstreams.exceptions.InvariantError(msg)` (`Store.validate()` found a violation).
-pub fn invariant_err(py: Python<'_>, msg: String) -> PyErr {
+pub fn invariant_err(py: Python<'_>, msg: &str) -> PyErr {
     match exceptions_attr(py, &INVARIANT_ERROR, "InvariantError")
         .and_then(|c| c.bind(py).call1((msg,)))
     {
@@ -94,7 +83,7 @@ pub fn invariant_err(py: Python<'_>, msg: String) -> PyErr {
 /// `StoreError`.
 pub fn persist_err(py: Python<'_>, e: &xstreams_core::store::persist::PersistError) -> PyErr {
     use xstreams_core::store::persist::ErrorKind;
-    let name = match e.kind {
+    let name = match e.kind() {
         ErrorKind::Locked { .. } => "StoreLockedError",
         ErrorKind::Corrupt { .. } => "CorruptStoreError",
         _ => "StoreError",
@@ -102,7 +91,7 @@ pub fn persist_err(py: Python<'_>, e: &xstreams_core::store::persist::PersistErr
     match py
         .import("xstreams.exceptions")
         .and_then(|m| m.getattr(name))
-        .and_then(|c| c.call1((e.message.clone(),)))
+        .and_then(|c| c.call1((e.message(),)))
     {
         Ok(exc) => PyErr::from_value(exc),
         Err(err) => err,

@@ -13,13 +13,15 @@ use xstreams_core::command::RestoreArgs;
 use xstreams_core::interop::export::verify_file;
 use xstreams_core::keyspace::rdb::file;
 
-use crate::errors::{internal_err, reply_err};
+use xstreams_core::error::CmdError;
+
+use crate::errors::{cmd_err, internal_err};
 use crate::store::{guarded, Store};
 
 enum ImportFailure {
     Io(String),
     Malformed(String),
-    Key(String),
+    Key(CmdError),
 }
 
 /// Restore every string and stream of the RDB file at ``path`` into ``store`` (through
@@ -53,11 +55,7 @@ pub fn rdb_import<'py>(
             };
             match core.restore(k.db as usize, &args) {
                 Err(e) => {
-                    failure = Some(format!(
-                        "{e} (key {:?} of db {})",
-                        String::from_utf8_lossy(&k.key),
-                        k.db
-                    ));
+                    failure = Some(e.in_rdb_key(&k.key, u64::from(k.db)));
                     Err(xstreams_core::keyspace::rdb::codec::Malformed::new(
                         "stopped",
                     ))
@@ -75,7 +73,7 @@ pub fn rdb_import<'py>(
             (Ok(s), None) => core
                 .settle()
                 .map(|()| (keys, s))
-                .map_err(|e| ImportFailure::Key(e.into_line())),
+                .map_err(ImportFailure::Key),
         }
     })?;
     let (keys, summary) = match res {
@@ -84,7 +82,7 @@ pub fn rdb_import<'py>(
         Err(ImportFailure::Malformed(m)) => {
             return Err(PyValueError::new_err(format!("damaged RDB file: {m}")))
         }
-        Err(ImportFailure::Key(line)) => return Err(reply_err(py, &line)),
+        Err(ImportFailure::Key(e)) => return Err(cmd_err(py, &e)),
     };
     let d = PyDict::new(py);
     d.set_item("keys", keys)?;

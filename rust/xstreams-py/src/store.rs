@@ -15,7 +15,7 @@ use xstreams_core::store::Step;
 use xstreams_core::{Config, Reply};
 
 use crate::convert::{arg_bytes, reply_to_py};
-use crate::errors::{cmd_err, internal_err, persist_err, reply_err};
+use crate::errors::{cmd_err, internal_err, persist_err};
 use crate::watch::Watch;
 
 /// How long a blocked read sleeps between checks for Python signals (Ctrl-C).
@@ -279,7 +279,7 @@ impl Store {
         let refs: Vec<&[u8]> = owned.iter().map(|c| c.as_ref()).collect();
         let reply = self.run(py, &refs, db, protocol)?;
         match &reply {
-            Reply::Error(e) => Err(reply_err(py, e)),
+            Reply::Error(e) => Err(cmd_err(py, e)),
             r => reply_to_py(py, r, protocol),
         }
     }
@@ -434,7 +434,7 @@ impl Store {
         let store = &self.inner;
         match guarded(py, || store.validate())? {
             Ok(()) => Ok(()),
-            Err(e) => Err(crate::errors::invariant_err(py, e)),
+            Err(e) => Err(crate::errors::invariant_err(py, e.message())),
         }
     }
 

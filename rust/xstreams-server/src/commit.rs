@@ -42,7 +42,7 @@ impl Inner {
     fn outcome(&self, res: Result<(), PersistError>) -> Synced {
         match res {
             Ok(()) => Synced::Through(self.store.log_writes().map_or(u64::MAX, |w| w.durable)),
-            Err(e) => Synced::Failed(e.message),
+            Err(e) => Synced::Failed(e.message().to_owned()),
         }
     }
 

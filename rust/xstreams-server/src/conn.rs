@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
+use xstreams_core::error::CmdError;
 use xstreams_core::store::{Step, EXECABORT};
 use xstreams_core::Reply;
 
@@ -666,7 +667,7 @@ async fn wait_blocked<R: AsyncRead + Unpin>(
                 }
                 Unblock::Error => {
                     store.cancel(call);
-                    return Some(Reply::Error(errors::UNBLOCKED.into()));
+                    return Some(CmdError::unblocked().into());
                 }
                 _ => {}
             }

@@ -5,7 +5,7 @@
 //! Modules, bottom-up (each uses only the ones above it; none uses one below):
 //! - [`config`]: what the server is started with, and what CONFIG SET may change.
 //! - `errors`: the server's own error texts (connection-level; engine errors are the
-//!   core's `error.rs`).
+//!   core's `error` module).
 //! - `tls`: the TLS acceptor (rustls) from the `tls-*` settings.
 //! - [`resp`], `out`: the request parser and the reply writer.
 //! - `commit`: group commit for `appendfsync always` (replies wait for the fsync).

@@ -111,7 +111,7 @@ impl Session {
 
     pub fn encode_core(&self, out: &mut Vec<u8>, r: &Reply) {
         if let Reply::Error(e) = r {
-            self.sh.stats.error(e.as_bytes());
+            self.sh.stats.error_code(e.code());
         }
         r.encode(out, self.proto);
     }

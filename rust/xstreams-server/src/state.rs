@@ -62,17 +62,18 @@ impl Stats {
         *self.ops_samples.lock().unwrap() = OpsSamples::default();
     }
 
-    /// Count an error reply by its code (INFO errorstats).
+    /// Count one of the server's own error lines by its code (INFO errorstats).
     pub fn error(&self, line: &[u8]) {
+        let code = line.split(|&b| b == b' ').next().unwrap_or_default();
+        self.error_code(&String::from_utf8_lossy(code));
+    }
+
+    /// Count an error reply of code `code` (INFO errorstats).
+    pub fn error_code(&self, code: &str) {
         self.error_replies.fetch_add(1, Ordering::Relaxed);
-        let code = line
-            .split(|&b| b == b' ')
-            .next()
-            .map(|c| String::from_utf8_lossy(c).into_owned())
-            .unwrap_or_default();
         let mut m = self.errorstats.lock().unwrap();
-        if m.len() < 128 || m.contains_key(&code) {
-            *m.entry(code).or_insert(0) += 1;
+        if m.len() < 128 || m.contains_key(code) {
+            *m.entry(code.to_owned()).or_insert(0) += 1;
         }
     }
 

@@ -26,19 +26,16 @@ fn xadd_xrange_roundtrip() {
         ])
     );
     assert_eq!(
-        run(&s, "XADD s 1-1 a 1"),
-        Reply::Error(
-            "ERR The ID specified in XADD is equal or smaller than the target stream top item"
-                .into()
-        )
+        run(&s, "XADD s 1-1 a 1").error_line(),
+        Some("ERR The ID specified in XADD is equal or smaller than the target stream top item")
     );
     assert_eq!(
-        run(&s, "FOO"),
-        Reply::Error("ERR unknown command 'FOO'".into())
+        run(&s, "FOO").error_line(),
+        Some("ERR unknown command 'FOO'")
     );
     assert_eq!(
-        run(&s, "XGROUP"),
-        Reply::Error("ERR wrong number of arguments for 'xgroup' command".into())
+        run(&s, "XGROUP").error_line(),
+        Some("ERR wrong number of arguments for 'xgroup' command")
     );
     s.validate().unwrap();
 }
@@ -49,45 +46,43 @@ fn rename_copy_move_swapdb() {
     run(&s, "XADD s 1-1 a 1");
     run(&s, "XGROUP CREATE s g 0");
     assert_eq!(
-        run(&s, "RENAME nokey x"),
-        Reply::Error("ERR no such key".into())
+        run(&s, "RENAME nokey x").error_line(),
+        Some("ERR no such key")
     );
     assert_eq!(run(&s, "RENAME s s"), Reply::ok());
     assert_eq!(run(&s, "RENAME s t"), Reply::ok());
     assert_eq!(run(&s, "EXISTS s"), Reply::Int(0));
     assert!(!run(&s, "XINFO GROUPS t").is_error());
     assert_eq!(
-        run(&s, "COPY t t"),
-        Reply::Error("ERR source and destination objects are the same".into())
+        run(&s, "COPY t t").error_line(),
+        Some("ERR source and destination objects are the same")
     );
     assert_eq!(run(&s, "COPY t u"), Reply::Int(1));
     assert_eq!(run(&s, "COPY t u"), Reply::Int(0));
     assert_eq!(run(&s, "COPY t u REPLACE DB 2"), Reply::Int(1));
     assert_eq!(
-        run(&s, "COPY t u DB 16"),
-        Reply::Error("ERR DB index is out of range".into())
+        run(&s, "COPY t u DB 16").error_line(),
+        Some("ERR DB index is out of range")
     );
     assert_eq!(
-        run(&s, "MOVE t 0"),
-        Reply::Error("ERR source and destination objects are the same".into())
+        run(&s, "MOVE t 0").error_line(),
+        Some("ERR source and destination objects are the same")
     );
     assert_eq!(run(&s, "MOVE t 2"), Reply::Int(1));
     assert_eq!(run(&s, "MOVE u 2"), Reply::Int(0));
     assert_eq!(
-        run(&s, "MOVE u 99999999999"),
-        Reply::Error(
-            "ERR value is out of range, value must between -2147483648 and 2147483647".into()
-        )
+        run(&s, "MOVE u 99999999999").error_line(),
+        Some("ERR value is out of range, value must between -2147483648 and 2147483647")
     );
     assert_eq!(run(&s, "SWAPDB 0 2"), Reply::ok());
     assert_eq!(run(&s, "XLEN t"), Reply::Int(1));
     assert_eq!(
-        run(&s, "SWAPDB x 2"),
-        Reply::Error("ERR invalid first DB index".into())
+        run(&s, "SWAPDB x 2").error_line(),
+        Some("ERR invalid first DB index")
     );
     assert_eq!(
-        run(&s, "SWAPDB 0 16"),
-        Reply::Error("ERR DB index is out of range".into())
+        run(&s, "SWAPDB 0 16").error_line(),
+        Some("ERR DB index is out of range")
     );
     s.validate().unwrap();
 }
@@ -97,7 +92,6 @@ fn expiry_commands_answer_as_redis() {
     let s = Store::default();
     s.set_clock(Some(1_000_000));
     let int = Reply::Int;
-    let err = |m: &str| Reply::Error(m.into());
     assert_eq!(run(&s, "TTL k"), int(-2));
     assert_eq!(run(&s, "EXPIRE k 10"), int(0));
     run(&s, "XADD k 1-1 f v");
@@ -113,25 +107,28 @@ fn expiry_commands_answer_as_redis() {
     assert_eq!(run(&s, "PEXPIREAT k 1000500 LT"), int(1));
     assert_eq!(run(&s, "TTL k"), int(1), "0.5 s rounds up");
     assert_eq!(
-        run(&s, "EXPIRE k 5 NX GT"),
-        err("ERR NX and XX, GT or LT options at the same time are not compatible")
+        run(&s, "EXPIRE k 5 NX GT").error_line(),
+        Some("ERR NX and XX, GT or LT options at the same time are not compatible")
     );
     assert_eq!(
-        run(&s, "EXPIRE k 5 GT LT"),
-        err("ERR GT and LT options at the same time are not compatible")
-    );
-    assert_eq!(run(&s, "EXPIRE k 5 FOO"), err("ERR Unsupported option FOO"));
-    assert_eq!(
-        run(&s, "EXPIRE k x"),
-        err("ERR value is not an integer or out of range")
+        run(&s, "EXPIRE k 5 GT LT").error_line(),
+        Some("ERR GT and LT options at the same time are not compatible")
     );
     assert_eq!(
-        run(&s, "EXPIRE k 9223372036854776"),
-        err("ERR invalid expire time in 'expire' command")
+        run(&s, "EXPIRE k 5 FOO").error_line(),
+        Some("ERR Unsupported option FOO")
     );
     assert_eq!(
-        run(&s, "PEXPIRE k 9223372036854775807"),
-        err("ERR invalid expire time in 'pexpire' command")
+        run(&s, "EXPIRE k x").error_line(),
+        Some("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        run(&s, "EXPIRE k 9223372036854776").error_line(),
+        Some("ERR invalid expire time in 'expire' command")
+    );
+    assert_eq!(
+        run(&s, "PEXPIRE k 9223372036854775807").error_line(),
+        Some("ERR invalid expire time in 'pexpire' command")
     );
     assert_eq!(run(&s, "PERSIST k"), int(1));
     assert_eq!(run(&s, "PERSIST k"), int(0));

@@ -513,7 +513,7 @@ mod tests {
                     let have = match g {
                         RowOutcome::Added(id) | RowOutcome::Duplicate(id) => Reply::id(id),
                         RowOutcome::Nil => Reply::Nil,
-                        RowOutcome::Error(e) => Reply::Error(e.line().to_string()),
+                        RowOutcome::Error(e) => Reply::Error(e.clone()),
                     };
                     assert_eq!(have, want, "row {r}: {argv:?}");
                     checked += 1;

@@ -11,7 +11,7 @@ use crate::error::CmdError;
 use crate::keyspace::db::{Value, NUM_DBS};
 use crate::structures::entries::Entries;
 
-use super::{Shared, State, Store, CLOSED_ERROR};
+use super::{Shared, State, Store};
 
 /// A blocked call as the store tracks it: what to run when one of its keys is ready, and
 /// its place in line.
@@ -268,7 +268,7 @@ impl Store {
         }
         let mut st = self.shared.state.lock();
         if st.closed {
-            return Step::Done(Reply::Error(CLOSED_ERROR.into()));
+            return Step::Done(CmdError::closed().into());
         }
         let (out, sig) = Self::run(&mut st, db, protocol, args, false);
         if st.serve(sig) {
@@ -361,7 +361,7 @@ impl Store {
             Waited::Served(Served::Reply(r)) => Step::Done(r),
             Waited::Served(Served::Entries(_)) => unreachable!("a command is served a reply"),
             Waited::TimedOut => Step::Done(Reply::NilArray),
-            Waited::Closed => Step::Done(Reply::Error(CLOSED_ERROR.into())),
+            Waited::Closed => Step::Done(CmdError::closed().into()),
             Waited::Blocked(call) => Step::Blocked(call),
         }
     }

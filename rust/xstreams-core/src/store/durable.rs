@@ -24,10 +24,7 @@ impl Store {
         if opts.read_only {
             let (mut ks, _, report) = persist::load(dir, config)?;
             for (n, v) in &opts.config_overrides {
-                ks.config.set(n, v).map_err(|m| PersistError {
-                    kind: persist::ErrorKind::Io,
-                    message: m,
-                })?;
+                ks.config.set(n, v).map_err(PersistError::io_failure)?;
             }
             let store = Store::from_keyspace(ks);
             store.shared.state.lock().read_only = true;
@@ -44,10 +41,7 @@ impl Store {
             std::thread::Builder::new()
                 .name("xstreams-fsync".into())
                 .spawn(move || fsync_loop(weak))
-                .map_err(|e| PersistError {
-                    kind: persist::ErrorKind::Io,
-                    message: e.to_string(),
-                })?;
+                .map_err(|e| PersistError::io_failure(e.to_string()))?;
         }
         Ok((store, report))
     }
@@ -143,7 +137,7 @@ impl Store {
     pub fn compact_waiting(&self) -> Result<(), PersistError> {
         loop {
             match compact_shared(&self.shared) {
-                Err(e) if e.kind == persist::ErrorKind::Busy => {
+                Err(e) if *e.kind() == persist::ErrorKind::Busy => {
                     std::thread::sleep(COMPACTION_POLL);
                 }
                 done => return done,
@@ -307,33 +301,21 @@ impl Unsynced {
 
 /// The error of a failed (or refused) fsync, with the reason later writes are refused.
 fn io_failure(message: String) -> PersistError {
-    PersistError {
-        kind: persist::ErrorKind::Io,
-        message,
-    }
+    PersistError::io_failure(message)
 }
 
 fn compact_shared(shared: &Arc<Shared>) -> Result<(), PersistError> {
-    let io = |e: std::io::Error| PersistError {
-        kind: persist::ErrorKind::Io,
-        message: e.to_string(),
-    };
+    let io = |e: std::io::Error| PersistError::io_failure(e.to_string());
     let (dir, disk, seq, copy, now, dirty_before) = {
         let mut st = shared.state.lock();
         let dirty_before = st.dirty;
         let now = st.ks.clock.now_ms();
         let cfg = st.ks.config.clone();
         let Some(j) = st.journal.as_mut() else {
-            return Err(PersistError {
-                kind: persist::ErrorKind::Io,
-                message: "not a durable store".into(),
-            });
+            return Err(PersistError::not_durable());
         };
         if j.compacting {
-            return Err(PersistError {
-                kind: persist::ErrorKind::Busy,
-                message: "a compaction is already running".into(),
-            });
+            return Err(PersistError::compaction_running());
         }
         if let Some(why) = &j.failed {
             // The snapshot would hold changes still waiting for the old log, which the
@@ -353,10 +335,7 @@ fn compact_shared(shared: &Arc<Shared>) -> Result<(), PersistError> {
     drop(copy);
     let mut st = shared.state.lock();
     let Some(j) = st.journal.as_mut() else {
-        return Err(PersistError {
-            kind: persist::ErrorKind::Io,
-            message: "the store was closed".into(),
-        });
+        return Err(PersistError::store_closed());
     };
     match written {
         Ok(size) => {
@@ -445,7 +424,7 @@ mod tests {
         s.execute(&[b"XADD".as_slice(), b"s", b"*", b"f", b"v"]);
         set_compacting(&s, true);
         let err = s.compact().unwrap_err();
-        assert_eq!(err.kind, persist::ErrorKind::Busy, "{err:?}");
+        assert_eq!(*err.kind(), persist::ErrorKind::Busy, "{err:?}");
         let other = s.clone();
         let ends = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(50));

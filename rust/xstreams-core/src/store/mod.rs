@@ -382,8 +382,13 @@ impl Store {
     }
 
     /// Check every invariant of every stream.
-    pub fn validate(&self) -> Result<(), String> {
-        self.shared.state.lock().ks.validate()
+    pub fn validate(&self) -> Result<(), crate::error::Violation> {
+        self.shared
+            .state
+            .lock()
+            .ks
+            .validate()
+            .map_err(crate::error::Violation::new)
     }
 
     /// Close the store: blocked callers wake with an error, later commands fail; a

@@ -12,7 +12,7 @@ use crate::error::CmdError;
 use crate::keyspace::db::NUM_DBS;
 use crate::keyspace::watch::{Release, Watch};
 
-use super::{Shared, Signals, State, Store, CLOSED_ERROR, EXECABORT};
+use super::{Shared, Signals, State, Store};
 
 /// The most commands of a pipeline (a batch that is not atomic) on a durable store whose
 /// log records are written together, before another thread may take the store: as
@@ -186,7 +186,7 @@ impl Store {
                         .into_iter()
                         .map(|c| match c {
                             Some(e) => e.into(),
-                            None => Reply::Error(EXECABORT.into()),
+                            None => CmdError::exec_abort().into(),
                         })
                         .collect(),
                 );
@@ -211,7 +211,7 @@ impl Store {
         }
         for (i, (cdb, c)) in cmds.iter().enumerate() {
             if st.closed {
-                out.push(Reply::Error(CLOSED_ERROR.into()));
+                out.push(CmdError::closed().into());
             } else {
                 let refs: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
                 let before = st.logged;

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use xstreams_core::interop::batch::{Col, Idmp, RowOutcome, XaddRows};
 
 use crate::convert::arg_bytes;
-use crate::errors::{cmd_err, data_err, reply_err};
+use crate::errors::{cmd_err, data_err};
 use crate::store::{guarded, Store};
 
 use super::columns::{
@@ -210,7 +210,7 @@ pub fn xadd_arrow(
         .iter()
         .find(|r| matches!(r, xstreams_core::Reply::Error(_)))
     {
-        return Err(reply_err(py, e));
+        return Err(cmd_err(py, e));
     }
     Ok(out)
 }

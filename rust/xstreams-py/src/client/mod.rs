@@ -12,7 +12,7 @@
 //!
 //! The native path is taken when the client runs on an `xstreams.Store` with strict UTF-8
 //! encoding, redis-py's default response callbacks for the commands listed in
-//! `pipeline::NATIVE_COMMANDS` and `Redis.execute_command` (the Python side decides once,
+//! the command table's native list (`pipeline::native_conv`) and `Redis.execute_command` (the Python side decides once,
 //! in `Redis._native_config`). Any other client, and any call whose arguments redis-py
 //! refuses client-side (its `DataError`s, whose texts are redis-py's own) or are of
 //! unusual types, goes to the Python method of the same name (`xstreams.client.streams` /
@@ -44,7 +44,7 @@ use xstreams_core::store::Session;
 use xstreams_core::{CmdError, Reply};
 
 use crate::convert::{arg_bytes, reply_to_py};
-use crate::errors::{cmd_err, internal_err, reply_err};
+use crate::errors::{cmd_err, internal_err};
 use crate::store::{guarded, panic_text, Store};
 
 /// The shape redis-py gives XREAD/XREADGROUP replies for a client configuration.
@@ -171,7 +171,7 @@ pub(crate) fn raw(py: Python<'_>, r: &Reply, f: &Fast) -> PyResult<Py<PyAny>> {
     match r {
         Reply::Bulk(b) => text(py, b, f.decode),
         Reply::Status(s) => text(py, s.as_bytes(), f.decode),
-        Reply::Error(e) => Err(reply_err(py, e)),
+        Reply::Error(e) => Err(cmd_err(py, e)),
         Reply::Array(items) => {
             let v = items
                 .iter()
@@ -226,7 +226,7 @@ pub(crate) fn stream_list(py: Python<'_>, r: &Reply, f: &Fast, claim: bool) -> P
     let items = match r {
         Reply::Array(items) => items,
         Reply::Nil | Reply::NilArray => return Ok(py.None()),
-        Reply::Error(e) => return Err(reply_err(py, e)),
+        Reply::Error(e) => return Err(cmd_err(py, e)),
         other => return raw(py, other, f),
     };
     let mut out = Vec::with_capacity(items.len());
@@ -268,7 +268,7 @@ pub(crate) fn read_reply(py: Python<'_>, r: &Reply, f: &Fast, claim: bool) -> Py
                 }
             }
         }
-        Reply::Error(e) => return Err(reply_err(py, e)),
+        Reply::Error(e) => return Err(cmd_err(py, e)),
         other => return raw(py, other, f),
     }
     match f.shape {
@@ -490,7 +490,7 @@ pub(crate) fn convert(
     conv: Conv<'_>,
 ) -> PyResult<Py<PyAny>> {
     match (conv, reply) {
-        (_, Reply::Error(e)) => Err(reply_err(py, e)),
+        (_, Reply::Error(e)) => Err(cmd_err(py, e)),
         (Conv::Int, r) => int_reply(py, r, f),
         (Conv::Raw, r) => raw(py, r, f),
         (Conv::BoolOk, Reply::Status(s)) => {

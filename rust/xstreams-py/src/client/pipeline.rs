@@ -11,11 +11,12 @@
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use xstreams_core::command::table::{self, NativeReply};
 use xstreams_core::Reply;
 
 use super::{convert, fallback, Conv, NativeClient};
 use crate::convert::arg_bytes;
-use crate::errors::{cmd_err, reply_error};
+use crate::errors::{cmd_err, cmd_error};
 use crate::store::guarded;
 
 /// The conversion of a command named `name` with `rest` arguments: the native one when
@@ -44,28 +45,23 @@ fn conv_for<'py>(
     if cmd == b"XREADGROUP" && tokens.iter().any(|t| t.eq_ignore_ascii_case(b"CLAIM")) {
         return parse();
     }
-    NATIVE_COMMANDS
-        .iter()
-        .find(|(n, _)| n.as_bytes() == cmd.as_slice())
-        .map_or_else(parse, |(_, c)| c.clone())
+    native_conv(&cmd).unwrap_or_else(parse)
 }
 
-/// The commands whose native methods build redis-py's value themselves (the client takes
-/// the Python path for all when its callback for one of them is not redis-py's), and how
-/// a pipeline converts their replies: the one list, read by `Redis._native_config`.
-pub(crate) const NATIVE_COMMANDS: &[(&str, Conv<'static>)] = &[
-    ("XADD", Conv::Raw),
-    ("TYPE", Conv::Raw),
-    ("XACK", Conv::Int),
-    ("XLEN", Conv::Int),
-    ("XDEL", Conv::Int),
-    ("DEL", Conv::Int),
-    ("EXISTS", Conv::Int),
-    ("XRANGE", Conv::Entries),
-    ("XREVRANGE", Conv::Entries),
-    ("XREAD", Conv::Read),
-    ("XREADGROUP", Conv::Read),
-];
+/// How a pipeline converts the reply of a command the client's native methods build
+/// redis-py's value for: the command table's list ([`table::native_client_commands`]),
+/// also read by `Redis._native_config` (the client takes the Python path for all when its
+/// callback for one of them is not redis-py's).
+pub(crate) fn native_conv(cmd: &[u8]) -> Option<Conv<'static>> {
+    table::native_client_commands()
+        .find(|(n, _)| n.as_bytes().eq_ignore_ascii_case(cmd))
+        .map(|(_, r)| match r {
+            NativeReply::Raw => Conv::Raw,
+            NativeReply::Int => Conv::Int,
+            NativeReply::Entries => Conv::Entries,
+            NativeReply::Read => Conv::Read,
+        })
+}
 
 /// The command's arguments for the store, as `Redis._tokens` makes them: a command name
 /// holding spaces is split into words, the rest encoded as redis-py's Encoder does.
@@ -104,8 +100,10 @@ fn tokens(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Vec<Vec<u8>>> {
 impl NativeClient {
     /// The commands whose native methods build redis-py's value themselves.
     #[staticmethod]
-    fn _native_commands() -> Vec<&'static str> {
-        NATIVE_COMMANDS.iter().map(|(n, _)| *n).collect()
+    fn _native_commands() -> Vec<String> {
+        table::native_client_commands()
+            .map(|(n, _)| n.to_ascii_uppercase())
+            .collect()
     }
 
     /// Run a pipeline's command stack (``[(args, options), ...]``) in one store call and
@@ -145,7 +143,7 @@ impl NativeClient {
         for (r, conv) in replies.iter().zip(how) {
             // A failed command's slot holds its exception.
             match r {
-                Reply::Error(e) => out.append(reply_error(py, e)?)?,
+                Reply::Error(e) => out.append(cmd_error(py, e)?)?,
                 r => out.append(convert(slf, py, r, f, conv)?)?,
             }
         }

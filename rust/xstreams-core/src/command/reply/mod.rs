@@ -19,8 +19,9 @@ pub use outcomes::{entry_reply, ReplySink};
 pub enum Reply {
     /// Simple string (`+OK`).
     Status(Cow<'static, str>),
-    /// Error line without the leading `-` (`ERR syntax error`).
-    Error(String),
+    /// An error: its kind and its line (`ERR syntax error`, sent after RESP's `-`); a
+    /// receiver branches on the kind, never on the text.
+    Error(CmdError),
     /// Integer.
     Int(i64),
     /// Bulk string.
@@ -57,6 +58,17 @@ impl Reply {
     pub fn is_error(&self) -> bool {
         matches!(self, Reply::Error(_))
     }
+    /// The error of an error reply.
+    pub fn error(&self) -> Option<&CmdError> {
+        match self {
+            Reply::Error(e) => Some(e),
+            _ => None,
+        }
+    }
+    /// The line of an error reply (what RESP sends after `-`).
+    pub fn error_line(&self) -> Option<&str> {
+        self.error().map(CmdError::line)
+    }
 
     /// Encode as RESP2 into `out`.
     pub fn encode_resp2(&self, out: &mut Vec<u8>) {
@@ -78,7 +90,7 @@ impl Reply {
             }
             Reply::Error(e) => {
                 out.push(b'-');
-                out.extend_from_slice(e.as_bytes());
+                out.extend_from_slice(e.line().as_bytes());
                 out.extend_from_slice(b"\r\n");
             }
             Reply::Int(i) => {
@@ -142,7 +154,7 @@ impl Reply {
 
 impl From<CmdError> for Reply {
     fn from(e: CmdError) -> Self {
-        Reply::Error(e.into_line())
+        Reply::Error(e)
     }
 }
 
@@ -174,17 +186,17 @@ mod tests {
             Reply::bulk(b"ab"),
             Reply::Nil,
             Reply::NilArray,
-            Reply::Error("ERR x".into()),
+            Reply::Error(CmdError::syntax()),
             map(vec![("k", Reply::Int(1))]),
         ]);
         assert_eq!(
             r.to_resp(2),
-            b"*7\r\n+OK\r\n:-3\r\n$2\r\nab\r\n$-1\r\n*-1\r\n-ERR x\r\n*2\r\n$1\r\nk\r\n:1\r\n"
+            b"*7\r\n+OK\r\n:-3\r\n$2\r\nab\r\n$-1\r\n*-1\r\n-ERR syntax error\r\n*2\r\n$1\r\nk\r\n:1\r\n"
                 .to_vec()
         );
         assert_eq!(
             r.to_resp(3),
-            b"*7\r\n+OK\r\n:-3\r\n$2\r\nab\r\n_\r\n_\r\n-ERR x\r\n%1\r\n$1\r\nk\r\n:1\r\n".to_vec()
+            b"*7\r\n+OK\r\n:-3\r\n$2\r\nab\r\n_\r\n_\r\n-ERR syntax error\r\n%1\r\n$1\r\nk\r\n:1\r\n".to_vec()
         );
     }
 }

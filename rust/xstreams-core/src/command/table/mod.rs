@@ -9,13 +9,20 @@
 //! unknown command), or nothing (a container whose subcommands run).
 //!
 //! Adding a command is one row in one of the row modules ([`streams`], [`keyspace`],
-//! [`server`]) and one handler. The rows are data only; this module holds the types, the
+//! [`server`]) and one handler; the row also says how the fuzz generator, the replay
+//! reader and the Python client treat the command ([`lists`]). The rows are data only; this module holds the types, the
 //! index and the resolution rules (redis-server's unknown-command, unknown-subcommand and
 //! arity errors).
 
 mod keyspace;
+mod lists;
 mod server;
 mod streams;
+
+pub use lists::{
+    fuzz_commands, log_effect, native_client_commands, Client, Lists, Log, NativeReply,
+};
+use lists::{fuzzed, lists, logs, served};
 
 use std::sync::OnceLock;
 
@@ -171,6 +178,9 @@ pub struct CommandSpec {
     pub doc: Doc,
     pub run: Run,
     pub subcommands: &'static [CommandSpec],
+    /// The row's entries in the lists derived from the table (fuzzing, log replay, the
+    /// Python client).
+    pub lists: Lists,
 }
 
 /// ACL categories in redis-server's order.
@@ -508,6 +518,7 @@ pub(crate) const fn m(
         },
         run: Run::Container,
         subcommands: &[],
+        lists: Lists::UNDECLARED,
     }
 }
 

@@ -102,3 +102,126 @@ fn getkeys() {
         vec![b"k".as_slice()]
     );
 }
+
+/// Every stream command's row declares what the lists derived from the table need: a
+/// top-level row its fuzz weight (above 0) and the Python client's path, a command its
+/// log effect, a container's subcommands each theirs. A row left without one fails
+/// here, by name.
+#[test]
+fn every_stream_row_declares_its_lists() {
+    let mut missing = Vec::new();
+    for c in streams::ROWS {
+        if c.lists.fuzz.is_none_or(|w| w == 0) {
+            missing.push(format!("{}: a fuzz weight", c.name));
+        }
+        if c.lists.client.is_none() {
+            missing.push(format!("{}: how the Python client serves it", c.name));
+        }
+        if c.subcommands.is_empty() {
+            if c.lists.log.is_none() {
+                missing.push(format!("{}: its log effect", c.name));
+            }
+        } else {
+            for s in c.subcommands {
+                if s.lists.log.is_none() {
+                    missing.push(format!("{}|{}: its log effect", c.name, s.name));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "stream command rows lacking a list entry:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// A declared log effect agrees with the row's flags: a write changes something, a read
+/// is never logged.
+#[test]
+fn log_effects_agree_with_the_flags() {
+    let rows = commands()
+        .iter()
+        .flat_map(|c| std::iter::once(*c).chain(c.subcommands));
+    for c in rows {
+        let Some(log) = c.lists.log else { continue };
+        if c.flags.has(Flags::WRITE) {
+            assert!(!matches!(log, Log::NotLogged | Log::Select), "{}", c.name);
+        }
+        if c.flags.has(Flags::READONLY) {
+            assert_eq!(log, Log::NotLogged, "{}", c.name);
+        }
+    }
+}
+
+#[test]
+fn the_derived_lists() {
+    let fuzzed: Vec<&str> = fuzz_commands().collect();
+    for c in streams::ROWS {
+        assert!(fuzzed.contains(&c.name), "{}", c.name);
+    }
+    assert_eq!(fuzzed.iter().filter(|n| **n == "xadd").count(), 4);
+    for n in &fuzzed {
+        assert!(lookup(n.as_bytes()).unwrap().runs_in(Scope::Engine), "{n}");
+    }
+
+    let mut native: Vec<&str> = native_client_commands().map(|(n, _)| n).collect();
+    native.sort_unstable();
+    assert_eq!(
+        native,
+        [
+            "del",
+            "exists",
+            "type",
+            "xack",
+            "xadd",
+            "xdel",
+            "xlen",
+            "xrange",
+            "xread",
+            "xreadgroup",
+            "xrevrange"
+        ]
+    );
+    let shape = |n: &str| {
+        native_client_commands()
+            .find(|(c, _)| *c == n)
+            .map(|(_, r)| r)
+    };
+    assert_eq!(shape("xadd"), Some(NativeReply::Raw));
+    assert_eq!(shape("xrevrange"), Some(NativeReply::Entries));
+    assert_eq!(shape("xreadgroup"), Some(NativeReply::Read));
+    assert_eq!(shape("exists"), Some(NativeReply::Int));
+
+    let appends = Log::Appends {
+        unless: &["maxlen", "minid"],
+    };
+    assert_eq!(log_effect(&["XADD", "s", "*", "f", "v"]), appends);
+    assert_eq!(
+        log_effect(&["xgroup", "CREATE", "s", "g", "$", "MKSTREAM"]),
+        Log::GroupState {
+            unless: &["mkstream"]
+        }
+    );
+    assert_eq!(
+        log_effect(&["XGROUP", "SETID", "s", "g", "0"]),
+        Log::GroupState { unless: &[] }
+    );
+    assert_eq!(
+        log_effect(&["XCLAIM", "s", "g", "c", "0", "1-1"]),
+        Log::GroupState { unless: &[] }
+    );
+    assert_eq!(
+        log_effect(&["XIDMP", "CFGSET", "s", "DURATION", "5"]),
+        Log::Data
+    );
+    assert_eq!(log_effect(&["SELECT", "1"]), Log::Select);
+    assert_eq!(log_effect(&["FLUSHALL"]), Log::AllDatabases);
+    assert_eq!(log_effect(&["SWAPDB", "0", "1"]), Log::AllDatabases);
+    assert_eq!(log_effect(&["FLUSHDB"]), Log::Database);
+    assert_eq!(log_effect(&["MOVE", "k", "1"]), Log::OtherDb);
+    // Undeclared writes change what they name; unknown commands and subcommands too.
+    assert_eq!(log_effect(&["PEXPIREAT", "k", "1"]), Log::Data);
+    assert_eq!(log_effect(&["NOSUCH", "k"]), Log::Data);
+    assert_eq!(log_effect(&["XGROUP", "NOSUCH", "k"]), Log::Data);
+}

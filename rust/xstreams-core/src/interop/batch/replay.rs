@@ -27,14 +27,14 @@ use std::path::{Path, PathBuf};
 
 use super::{nogroup, Entries};
 use crate::base::config::Config;
+use crate::command::table::{self, Log};
 use crate::command::{self, Ctx};
 use crate::error::CmdError;
 use crate::keyspace::db::{KeyEntry, Keyspace, Value, NUM_DBS};
 use crate::store::persist::log::{self as plog, LogItem, ParseStop};
 use crate::store::persist::snapshot::{self, KeyIndex};
 use crate::store::persist::{
-    corrupt, io_err, log_name, replay_log, snapshot_name, ErrorKind, Manifest, PersistError,
-    MANIFEST,
+    corrupt, io_err, log_name, replay_log, snapshot_name, Manifest, PersistError, MANIFEST,
 };
 use crate::structures::id::StreamId;
 use crate::structures::stream::Stream;
@@ -80,10 +80,7 @@ impl StoreFiles {
         let text = match std::fs::read(&mpath) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(PersistError {
-                    kind: ErrorKind::NotFound,
-                    message: format!("no xstreams store at {} (no {MANIFEST})", dir.display()),
-                })
+                return Err(PersistError::no_store(dir, MANIFEST))
             }
             Err(e) => return Err(io_err(&mpath, e)),
         };
@@ -123,13 +120,7 @@ impl StoreFiles {
         let mpath = self.dir.join(MANIFEST);
         let now = std::fs::read(&mpath).map_err(|e| io_err(&mpath, e))?;
         if now != self.manifest.as_bytes() {
-            return Err(PersistError {
-                kind: ErrorKind::Io,
-                message: format!(
-                    "the store at {} was compacted after the read was planned: plan it again",
-                    self.dir.display()
-                ),
-            });
+            return Err(PersistError::compacted_since_planned(&self.dir));
         }
         Ok(())
     }
@@ -244,18 +235,22 @@ pub enum LogTouch {
     Other,
 }
 
-fn any_eq(args: &[Vec<u8>], word: &str) -> bool {
-    args.iter().any(|a| a.eq_ignore_ascii_case(word.as_bytes()))
+fn any_eq(args: &[Vec<u8>], words: &[&str]) -> bool {
+    args.iter()
+        .any(|a| words.iter().any(|w| a.eq_ignore_ascii_case(w.as_bytes())))
 }
 
 /// How the logs touched each of `keys` in database `db`. With `group`, anything but
-/// XADD counts as [`LogTouch::Other`] (group state must then be read from a full load).
+/// an append counts as [`LogTouch::Other`] (group state must then be read from a full
+/// load).
 ///
-/// Conservative by design: a command is taken to touch a key whenever one of its
-/// arguments equals the key (XADD: its key argument); only plain XADDs (no MAXLEN/MINID)
-/// count as appends, and, without `group`, XACK, XCLAIM, XAUTOCLAIM, XREADGROUP, XNACK
-/// and XGROUP (without MKSTREAM) are ignored; FLUSHALL, SWAPDB and FLUSHDB touch
-/// everything. Misjudging toward `Other` only costs a full load.
+/// Each logged command is judged by its row's log effect in the command table
+/// ([`table::Log`]). Conservative by design: a command is taken to touch a key whenever
+/// one of its arguments equals the key (an append: its key argument); only appends
+/// without their `unless` words (XADD without MAXLEN/MINID) count as appends, and,
+/// without `group`, commands that change only group state (XACK, XCLAIM, XAUTOCLAIM,
+/// XREADGROUP, XNACK, XGROUP but CREATE ... MKSTREAM) are ignored; FLUSHALL, SWAPDB and
+/// FLUSHDB touch everything. Misjudging toward `Other` only costs a full load.
 pub fn scan_logs(
     files: &StoreFiles,
     db: usize,
@@ -273,8 +268,8 @@ pub fn scan_logs(
         for (_, item) in items {
             match item {
                 LogItem::Command(argv) => {
-                    let name = String::from_utf8_lossy(&argv[0]).to_ascii_lowercase();
-                    if name == "select" && argv.len() == 2 {
+                    let effect = table::log_effect(&argv);
+                    if effect == Log::Select && argv.len() == 2 {
                         cur = std::str::from_utf8(&argv[1])
                             .ok()
                             .and_then(|s| s.parse().ok())
@@ -282,7 +277,7 @@ pub fn scan_logs(
                         continue;
                     }
                     let global =
-                        name == "flushall" || name == "swapdb" || (name == "flushdb" && cur == db);
+                        effect == Log::AllDatabases || (effect == Log::Database && cur == db);
                     for (k, t) in keys.iter().zip(out.iter_mut()) {
                         if *t == LogTouch::Other {
                             continue;
@@ -291,7 +286,7 @@ pub fn scan_logs(
                             *t = LogTouch::Other;
                             continue;
                         }
-                        let names_key = if name == "xadd" {
+                        let names_key = if let Log::Appends { .. } = effect {
                             argv.get(1) == Some(k)
                         } else {
                             argv[1..].iter().any(|a| a == k)
@@ -300,20 +295,17 @@ pub fn scan_logs(
                             continue;
                         }
                         if cur != db {
-                            if name == "move" || name == "copy" {
+                            if effect == Log::OtherDb {
                                 *t = LogTouch::Other;
                             }
                             continue;
                         }
-                        let neutral = matches!(
-                            name.as_str(),
-                            "xack" | "xclaim" | "xautoclaim" | "xreadgroup" | "xnack"
-                        ) || (name == "xgroup" && !any_eq(&argv, "mkstream"));
-                        if name == "xadd" && !any_eq(&argv, "maxlen") && !any_eq(&argv, "minid") {
-                            *t = LogTouch::Appends;
-                        } else if neutral && !group {
-                        } else {
-                            *t = LogTouch::Other;
+                        match effect {
+                            Log::Appends { unless } if !any_eq(&argv, unless) => {
+                                *t = LogTouch::Appends;
+                            }
+                            Log::GroupState { unless } if !group && !any_eq(&argv, unless) => {}
+                            _ => *t = LogTouch::Other,
                         }
                     }
                 }

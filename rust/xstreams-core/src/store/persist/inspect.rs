@@ -632,7 +632,7 @@ mod tests {
                 assert!(r.files[0].summary.is_none());
                 let e = crate::store::persist::load(dir.path(), Config::default()).unwrap_err();
                 assert!(
-                    e.message.contains(&format!("at offset {}:", sec.offset)),
+                    e.message().contains(&format!("at offset {}:", sec.offset)),
                     "{e}"
                 );
             }
@@ -707,7 +707,7 @@ mod tests {
     fn manifest_problems() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(
-            inspect(&dir.path().join("nothing")).unwrap_err().kind,
+            *inspect(&dir.path().join("nothing")).unwrap_err().kind(),
             crate::store::persist::ErrorKind::NotFound
         );
         build(dir.path());
@@ -726,7 +726,7 @@ mod tests {
             assert_eq!(r.manifest_size, text.len() as u64);
             let e = crate::store::persist::load(dir.path(), Config::default()).unwrap_err();
             assert!(
-                e.message
+                e.message()
                     .contains(&format!("offset {offset}: {}", p.message)),
                 "{e}"
             );

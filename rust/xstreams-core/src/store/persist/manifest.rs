@@ -5,7 +5,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use super::{corrupt, io_err, ErrorKind, PersistError};
+use super::{corrupt, io_err, PersistError};
 
 /// The live files of a store.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -78,10 +78,7 @@ impl Manifest {
 }
 
 pub(crate) fn no_store(dir: &Path) -> PersistError {
-    PersistError {
-        kind: ErrorKind::NotFound,
-        message: format!("no xstreams store at {} (no {MANIFEST})", dir.display()),
-    }
+    PersistError::no_store(dir, MANIFEST)
 }
 
 pub(crate) fn read_manifest(dir: &Path) -> Result<(Vec<u8>, Manifest), PersistError> {

@@ -102,55 +102,14 @@ impl Default for Options {
     }
 }
 
-/// What went wrong opening or writing a store.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ErrorKind {
-    Io,
-    /// Another process holds the writer lock.
-    Locked {
-        pid: Option<u32>,
-    },
-    /// A file is damaged or foreign.
-    Corrupt {
-        file: String,
-        offset: u64,
-    },
-    /// No store exists at the path (read-only open).
-    NotFound,
-    /// A compaction is already running.
-    Busy,
-}
-
-/// A persistence error with a message that names the file (and offset) involved.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PersistError {
-    pub kind: ErrorKind,
-    pub message: String,
-}
-
-impl std::fmt::Display for PersistError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for PersistError {}
+pub use crate::error::persist::{PersistError, StoreErrorKind as ErrorKind};
 
 pub(crate) fn io_err(path: &Path, e: io::Error) -> PersistError {
-    PersistError {
-        kind: ErrorKind::Io,
-        message: format!("{}: {e}", path.display()),
-    }
+    PersistError::io(path, e)
 }
 
 pub(crate) fn corrupt(file: &Path, offset: u64, msg: &str) -> PersistError {
-    PersistError {
-        kind: ErrorKind::Corrupt {
-            file: file.display().to_string(),
-            offset,
-        },
-        message: format!("{} is damaged at offset {offset}: {msg}", file.display()),
-    }
+    PersistError::corrupt(file, offset, msg)
 }
 
 /// What loading found.
@@ -191,14 +150,7 @@ fn take_lock(dir: &Path) -> Result<File, PersistError> {
         Err(fs::TryLockError::WouldBlock) => {
             let mut s = String::new();
             let _ = f.read_to_string(&mut s);
-            let pid = s.trim().parse::<u32>().ok();
-            let who = pid
-                .map(|p| format!("process {p}"))
-                .unwrap_or_else(|| "another process".into());
-            Err(PersistError {
-                kind: ErrorKind::Locked { pid },
-                message: format!("the store at {} is locked by {who}", dir.display()),
-            })
+            Err(PersistError::locked(dir, s.trim().parse::<u32>().ok()))
         }
         Err(fs::TryLockError::Error(e)) => Err(io_err(&path, e)),
     }
@@ -238,10 +190,7 @@ pub fn open(
     if fresh {
         let mut cfg = config.clone();
         for (n, v) in &opts.config_overrides {
-            cfg.set(n, v).map_err(|m| PersistError {
-                kind: ErrorKind::Io,
-                message: m,
-            })?;
+            cfg.set(n, v).map_err(PersistError::io_failure)?;
         }
         let seq = 1;
         let lp = dir.join(log_name(seq));
@@ -322,10 +271,7 @@ pub fn open(
     let mut tail = Vec::new();
     for (n, v) in &opts.config_overrides {
         if ks.config.get(n).as_deref() != Some(v.as_str()) {
-            ks.config.set(n, v).map_err(|m| PersistError {
-                kind: ErrorKind::Io,
-                message: m,
-            })?;
+            ks.config.set(n, v).map_err(PersistError::io_failure)?;
             if !crate::base::config::LIMIT_NAMES.contains(&n.to_ascii_lowercase().as_str()) {
                 log::encode_config(&mut tail, n, &ks.config.get(n).unwrap_or_default());
             }

@@ -11,7 +11,7 @@
 //!   (`lpEncodeGetType`, `lpEncodeBacklen`).
 //!
 //! Every command handler returns the reply Redis would send (errors are returned as
-//! `Reply::Error(prefix)`, compared by prefix).
+//! `Reply::Error` of the line's prefix, compared by prefix).
 
 #![allow(dead_code)]
 
@@ -58,7 +58,7 @@ pub fn rid(id: Id) -> Reply {
 }
 
 pub fn err(prefix: &str) -> Reply {
-    Reply::Error(prefix.to_string())
+    Reply::Error(xstreams_core::error::CmdError::from_peer_line(prefix))
 }
 
 fn kv_map(pairs: Vec<(&str, Reply)>) -> Reply {

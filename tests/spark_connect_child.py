@@ -75,7 +75,9 @@ if __name__ == "__main__":
     url, scenario, raw = sys.argv[1:4]
     session = SparkSession.builder.remote(url).getOrCreate()
     try:
-        out = {"dedup": dedup, "write_read": write_read, "stream": stream}[scenario](session, json.loads(raw))
+        out = {"dedup": dedup, "write_read": write_read, "stream": stream}[scenario](
+            session, json.loads(raw)
+        )
         out["remote"] = type(session).__module__
     finally:
         session.stop()

@@ -20,7 +20,6 @@ import random
 from typing import Any, List
 
 import pytest
-
 import xstreams
 
 fakeredis = pytest.importorskip(
@@ -50,7 +49,9 @@ def _history(seed: int) -> List[List[str]]:
         opts += ["MAXSIZE", str(r.choice([1, 10, 30, 60, 100, 200, 500]))]
     if group:
         for _ in range(2):  # new entries twice, then the consumer's history
-            cmds.append(["XREADGROUP", "GROUP", "g", "c", *opts, "STREAMS", *keys] + [">"] * len(keys))
+            cmds.append(
+                ["XREADGROUP", "GROUP", "g", "c", *opts, "STREAMS", *keys] + [">"] * len(keys)
+            )
         cmds.append(["XREADGROUP", "GROUP", "g", "c", *opts, "STREAMS", *keys] + ["0"] * len(keys))
     else:
         cmds.append(["XREAD", *opts, "STREAMS", *keys] + ["0"] * len(keys))

@@ -10,7 +10,6 @@ import random
 import pyarrow as pa
 import pytest
 import redis
-
 import xstreams
 from xstreams._xstreams import _reply_arrow, _xadd_wire
 from xstreams.spark_io import RowShape
@@ -89,7 +88,12 @@ def _random_table(rng: random.Random, n: int) -> pa.Table:
 @pytest.mark.parametrize("seed", range(10))
 @pytest.mark.parametrize(
     "options",
-    [{}, {"producer": "pid", "iid": "iid"}, {"maxlen": "10", "approximate": "true"}, {"minid": "5-0"}],
+    [
+        {},
+        {"producer": "pid", "iid": "iid"},
+        {"maxlen": "10", "approximate": "true"},
+        {"minid": "5-0"},
+    ],
 )
 def test_xadd_wire_packs_what_redis_py_packs_of_the_sink_argv(seed, options):
     rng = random.Random(seed)
@@ -137,7 +141,12 @@ def test_drain_without_a_reader_reads_through_read_response():
 
     class Conn:  # a connection whose parser has no hiredis reader
         def __init__(self):
-            self.replies = [b"QUEUED", redis.ResponseError("ERR one"), b"QUEUED", redis.ResponseError("ERR two")]
+            self.replies = [
+                b"QUEUED",
+                redis.ResponseError("ERR one"),
+                b"QUEUED",
+                redis.ResponseError("ERR two"),
+            ]
 
         def read_response(self):
             r = self.replies.pop(0)

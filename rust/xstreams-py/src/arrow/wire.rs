@@ -59,17 +59,21 @@ pub fn _reply_arrow<'py>(
         }
         let list = fv.cast::<PyList>()?;
         let vals: Vec<Bound<'py, PyAny>> = list.iter().collect();
-        if vals.len() % 2 != 0 {
+        if !vals.len().is_multiple_of(2) {
             return Err(value_err(format!(
                 "the reply's entry {id} has an odd number of fields and values"
             )));
         }
-        let bytes: Vec<Cow<'_, [u8]>> =
-            vals.iter().map(|v| arg_bytes(py, v)).collect::<PyResult<_>>()?;
+        let bytes: Vec<Cow<'_, [u8]>> = vals
+            .iter()
+            .map(|v| arg_bytes(py, v))
+            .collect::<PyResult<_>>()?;
         out.push(
             key,
             id,
-            bytes.chunks_exact(2).map(|p| (p[0].as_ref(), p[1].as_ref())),
+            bytes
+                .chunks_exact(2)
+                .map(|p| (p[0].as_ref(), p[1].as_ref())),
         );
     }
     let shape = EntriesShape {
@@ -110,7 +114,10 @@ pub fn _xadd_wire<'py>(
     let n: usize = batches.iter().map(|b| b.num_rows()).sum();
     let sources = |name: &str, what: &str| -> PyResult<Vec<Src>> {
         let idx = column_index(&schema, name, what)?;
-        batches.iter().map(|b| prepare(b.column(idx), name)).collect()
+        batches
+            .iter()
+            .map(|b| prepare(b.column(idx), name))
+            .collect()
     };
     let mut field_srcs = Vec::with_capacity(fields.len());
     for f in &fields {

@@ -181,10 +181,18 @@ def redis_py() -> Any:
 
 @pytest.fixture
 def ref_factory(
-    redis_server: RedisServer, redis_py: Any, views: Optional[Views]
+    redis_server: RedisServer, redis_py: Any, views: Optional[Views], monkeypatch: Any
 ) -> Iterator[Callable[..., Any]]:
     """Make redis-py clients on the real server (its database 0 starts empty): sync ones,
-    or views of ``redis.asyncio`` ones for the async flavor."""
+    or views of ``redis.asyncio`` ones for the async flavor.
+
+    The sync ones pack commands with redis-py's own serializer even where hiredis is
+    installed (the Spark extra brings it): hiredis's packer refuses an argument of a bad
+    type with its own text ("A tuple item must be str, int, float or bytes."), where
+    redis-py's ``Encoder``, which xstreams.Redis follows, says "Invalid input of type"."""
+    import redis.connection
+
+    monkeypatch.setattr(redis.connection, "HIREDIS_AVAILABLE", False)
     clients = []
     first = redis_py.Redis(host=redis_server.host, port=redis_server.port)
     first.flushall()

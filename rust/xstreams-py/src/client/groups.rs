@@ -389,7 +389,23 @@ fn xack_fast(
 ) -> PyResult<Py<PyAny>> {
     let key = arg_bytes(py, name)?;
     let group = arg_bytes(py, groupname)?;
-    // The tuple holds its items (it cannot change): their bytes are borrowed.
+    let (key, group) = (key.as_ref(), group.as_ref());
+    let db = f.db;
+    let acked = with_id_bytes(py, ids, |raw| {
+        locked(py, f, false, |sess| {
+            sess.run(db, |ctx| xack_ids(ctx, key, group, raw))
+        })
+    })?;
+    Ok(acked.into_pyobject(py)?.into_any().unbind())
+}
+
+/// `f` of the bytes of each ID of `ids` (a tuple holds its items: they cannot change, so
+/// their bytes are borrowed), for XACK's and XACKDEL's typed calls.
+fn with_id_bytes<R>(
+    py: Python<'_>,
+    ids: &Bound<'_, PyTuple>,
+    f: impl FnOnce(&[&[u8]]) -> PyResult<R>,
+) -> PyResult<R> {
     let items: Vec<_> = (0..ids.len())
         .map(|i| ids.get_borrowed_item(i))
         .collect::<PyResult<_>>()?;
@@ -398,12 +414,7 @@ fn xack_fast(
         .map(|i| arg_bytes(py, i))
         .collect::<PyResult<Vec<_>>>()?;
     let raw: Vec<&[u8]> = raw_ids.iter().map(|i| i.as_ref()).collect();
-    let (key, group) = (key.as_ref(), group.as_ref());
-    let db = f.db;
-    let acked = locked(py, f, false, |sess| {
-        sess.run(db, |ctx| xack_ids(ctx, key, group, &raw))
-    })?;
-    Ok(acked.into_pyobject(py)?.into_any().unbind())
+    f(&raw)
 }
 
 /// XACKDEL of at least one ID under a known policy as a typed call (no argument vector,
@@ -420,19 +431,12 @@ fn xackdel_fast(
 ) -> PyResult<Py<PyAny>> {
     let key = arg_bytes(py, name)?;
     let group = arg_bytes(py, groupname)?;
-    // The tuple holds its items (it cannot change): their bytes are borrowed.
-    let items: Vec<_> = (0..ids.len())
-        .map(|i| ids.get_borrowed_item(i))
-        .collect::<PyResult<_>>()?;
-    let raw_ids = items
-        .iter()
-        .map(|i| arg_bytes(py, i))
-        .collect::<PyResult<Vec<_>>>()?;
-    let raw: Vec<&[u8]> = raw_ids.iter().map(|i| i.as_ref()).collect();
     let (key, group) = (key.as_ref(), group.as_ref());
     let db = f.db;
-    let codes = locked(py, f, false, |sess| {
-        sess.run(db, |ctx| xackdel_ids(ctx, key, group, policy, &raw))
+    let codes = with_id_bytes(py, ids, |raw| {
+        locked(py, f, false, |sess| {
+            sess.run(db, |ctx| xackdel_ids(ctx, key, group, policy, raw))
+        })
     })?;
     let codes = codes.into_iter().map(|c| match c {
         DeleteOutcome::NotFound => -1i64,

@@ -122,12 +122,17 @@ def main(spark: Any, workdir: str, url: str, rows_per_s: int = 200, seconds: flo
         ingest.stop()
         if ingest.exception() is not None:
             raise RuntimeError(f"ingest failed: {ingest.exception()}")
-        # Let the consumer catch up with what was ingested, then stop it.
-        length = r.xlen("events")
+        # Let the consumer catch up with what was ingested, then stop it. A write task of
+        # the batch the stop aborted may still land its XADDs after stop() returns (Redis
+        # cannot take an append back; the IDMP identities make a re-run harmless), so the
+        # length is read again until it has held still across a check.
+        length = -1
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            if consumed_rows(spark, out_dir) >= length:
+            now = r.xlen("events")
+            if now == length and consumed_rows(spark, out_dir) >= length:
                 break
+            length = now
             if not consume.isActive:
                 raise RuntimeError(f"the consumer failed: {consume.exception()}")
             time.sleep(0.5)

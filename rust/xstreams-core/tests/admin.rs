@@ -187,3 +187,30 @@ fn durable_store_keeps_config_set_of_its_data_settings() {
     assert_eq!(s.config_get("maxmemory").unwrap(), "0");
     s.validate().unwrap();
 }
+
+#[test]
+fn config_set_through_the_api_says_which_setting_and_why_and_changes_nothing_when_refused() {
+    use xstreams_core::error::ConfigError;
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    s.config_set("stream-idmp-maxsize", "7").unwrap();
+    match s.config_set("stream-idmp-maxsize", "0") {
+        Err(ConfigError::Invalid { name, reason }) => {
+            assert_eq!(name, "stream-idmp-maxsize");
+            assert_eq!(reason, "argument must be between 1 and 10000 inclusive");
+        }
+        other => panic!("not an invalid value: {other:?}"),
+    }
+    assert_eq!(s.config_get("stream-idmp-maxsize").unwrap(), "7");
+    match s.config_set("no-such-setting", "1") {
+        Err(e @ ConfigError::Unknown { .. }) => assert_eq!(
+            e.to_cmd_error("No-Such-Setting").into_line(),
+            "ERR Unknown option or number of arguments for CONFIG SET - 'No-Such-Setting'"
+        ),
+        other => panic!("not an unknown name: {other:?}"),
+    }
+    // The refusal left nothing in the log: a reopen sees the last accepted value.
+    drop(s);
+    let s = open(dir.path());
+    assert_eq!(s.config_get("stream-idmp-maxsize").unwrap(), "7");
+}

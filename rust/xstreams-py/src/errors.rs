@@ -79,6 +79,15 @@ pub fn invariant_err(py: Python<'_>, msg: &str) -> PyErr {
     }
 }
 
+/// The exception for a refused setting: ``ValueError`` for an unknown name or a bad
+/// value, the persistence error's class when a durable store could not log it.
+pub fn config_err(py: Python<'_>, e: xstreams_core::error::ConfigError) -> PyErr {
+    match e {
+        xstreams_core::error::ConfigError::Persist(p) => persist_err(py, &p),
+        other => pyo3::exceptions::PyValueError::new_err(other.to_string()),
+    }
+}
+
 /// The exception for a persistence error: `StoreLockedError`, `CorruptStoreError` or
 /// `StoreError`.
 pub fn persist_err(py: Python<'_>, e: &xstreams_core::store::persist::PersistError) -> PyErr {

@@ -137,7 +137,7 @@ impl Store {
                 // Validate now, so a bad setting is a ValueError whatever the store kind.
                 Config::default()
                     .set(&name, &value)
-                    .map_err(PyValueError::new_err)?;
+                    .map_err(|e| crate::errors::config_err(py, e))?;
                 overrides.push((name, value));
             }
         }
@@ -150,7 +150,8 @@ impl Store {
             None => {
                 let mut cfg = Config::default();
                 for (n, v) in &overrides {
-                    cfg.set(n, v).map_err(PyValueError::new_err)?;
+                    cfg.set(n, v)
+                        .map_err(|e| crate::errors::config_err(py, e))?;
                 }
                 (xstreams_core::Store::new(cfg), None)
             }
@@ -420,12 +421,13 @@ impl Store {
         self.inner.config_get(name)
     }
 
-    /// Change a configuration setting (raises ``ValueError`` for a bad name or value).
-    fn config_set(&self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Change a configuration setting (raises ``ValueError`` for a bad name or value, the
+    /// store's ``StoreError`` when a durable store cannot log it).
+    fn config_set(&self, py: Python<'_>, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let v = value.str()?.to_string();
         self.inner
             .config_set(name, &v)
-            .map_err(PyValueError::new_err)
+            .map_err(|e| crate::errors::config_err(py, e))
     }
 
     /// Check every internal invariant (raises ``xstreams.InvariantError`` with the first

@@ -134,7 +134,7 @@ fn open_store(cfg: &ServerConfig) -> Result<Store, ServerError> {
         None => {
             let mut c = Config::default();
             for (n, v) in &cfg.store_config {
-                c.set(n, v).map_err(ServerError)?;
+                c.set(n, v).map_err(|e| ServerError(e.to_string()))?;
             }
             Ok(Store::new(c))
         }

@@ -1,7 +1,7 @@
 //! Store-wide settings, under the configuration names redis-server uses.
 
 use crate::base::num::string2ll;
-use crate::error::{CmdError, CONFIG_DUPLICATE, CONFIG_IMMUTABLE};
+use crate::error::{CmdError, ConfigError, CONFIG_DUPLICATE, CONFIG_IMMUTABLE};
 
 /// Limits of `stream-idmp-duration` (seconds) and `stream-idmp-maxsize` (entries).
 pub const IDMP_MIN_DURATION: i64 = 1;
@@ -176,26 +176,30 @@ impl Config {
         })
     }
 
-    /// Change a setting. The error text says what is wrong (unknown name or bad value).
-    pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
-        fn int_in(value: &str, lo: i64, hi: i64) -> Result<i64, String> {
+    /// Change a setting: an unknown name or a value the setting does not take is a
+    /// [`ConfigError`] saying which.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), ConfigError> {
+        let bad = |reason: String| ConfigError::invalid(name, reason);
+        let int_in = |value: &str, lo: i64, hi: i64| -> Result<i64, ConfigError> {
             let v = string2ll(value.as_bytes())
-                .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
+                .ok_or_else(|| bad("argument couldn't be parsed into an integer".to_string()))?;
             if v < lo || v > hi {
-                return Err(format!("argument must be between {lo} and {hi} inclusive"));
+                return Err(bad(format!(
+                    "argument must be between {lo} and {hi} inclusive"
+                )));
             }
             Ok(v)
-        }
+        };
         match name.to_ascii_lowercase().as_str() {
             "stream-node-max-entries" => self.stream_node_max_entries = int_in(value, 0, i64::MAX)?,
             "stream-node-max-bytes" => {
                 let v = parse_memory(value)
-                    .ok_or_else(|| "argument must be a memory value".to_string())?;
+                    .ok_or_else(|| bad("argument must be a memory value".to_string()))?;
                 if v > i64::MAX as u64 {
-                    return Err(format!(
+                    return Err(bad(format!(
                         "argument must be between 0 and {} inclusive",
                         i64::MAX
-                    ));
+                    )));
                 }
                 self.stream_node_max_bytes = v;
             }
@@ -207,15 +211,19 @@ impl Config {
             }
             "maxmemory" => {
                 self.maxmemory = parse_memory(value)
-                    .ok_or_else(|| "argument must be a memory value".to_string())?
+                    .ok_or_else(|| bad("argument must be a memory value".to_string()))?
             }
             "maxmemory-policy" => {
                 if !value.eq_ignore_ascii_case("noeviction") {
-                    return Err(crate::error::MAXMEMORY_POLICY.to_string());
+                    return Err(bad(crate::error::MAXMEMORY_POLICY.to_string()));
                 }
                 self.maxmemory_policy = MaxmemoryPolicy::NoEviction;
             }
-            _ => return Err(crate::error::config_set_unknown_text(name)),
+            _ => {
+                return Err(ConfigError::Unknown {
+                    name: name.to_string(),
+                })
+            }
         }
         Ok(())
     }

@@ -84,7 +84,7 @@ pub fn config_set(ctx: &mut Ctx<'_>, args: &[&[u8]]) -> CmdResult<Reply> {
     for (name, p) in names.iter().zip(pairs.chunks(2)) {
         let value = String::from_utf8_lossy(p[1]);
         next.set(name, &value)
-            .map_err(|m| CmdError::config_set_failed(&String::from_utf8_lossy(p[0]), &m))?;
+            .map_err(|e| e.to_cmd_error(&String::from_utf8_lossy(p[0])))?;
     }
     for name in &names {
         if !config::LIMIT_NAMES.contains(&name.as_str()) {

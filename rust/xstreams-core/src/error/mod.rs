@@ -437,6 +437,7 @@ impl CmdError {
 }
 
 mod commands;
+mod config;
 pub mod data;
 pub mod persist;
 pub mod server;
@@ -445,3 +446,4 @@ pub use commands::{
     config_set_unknown_text, CONFIG_DUPLICATE, CONFIG_IMMUTABLE, CONFIG_REWRITE_UNSUPPORTED,
     MAXMEMORY_POLICY, NO_CONFIG_FILE, OOM,
 };
+pub use config::ConfigError;

@@ -24,7 +24,7 @@ impl Store {
         if opts.read_only {
             let (mut ks, _, report) = persist::load(dir, config)?;
             for (n, v) in &opts.config_overrides {
-                ks.config.set(n, v).map_err(PersistError::io_failure)?;
+                ks.config.set(n, v)?;
             }
             let store = Store::from_keyspace(ks);
             store.shared.state.lock().read_only = true;

@@ -20,7 +20,8 @@ use parking_lot::{Condvar, Mutex};
 use crate::base::config::Config;
 use crate::command::reply::Reply;
 use crate::command::{self, Ctx, LogRecord, Outcome, Propagation};
-use crate::error::CmdError;
+use crate::error::persist::PersistError;
+use crate::error::{CmdError, ConfigError};
 use crate::keyspace::db::{Keyspace, NUM_DBS};
 use crate::store::persist::Journal;
 
@@ -290,16 +291,22 @@ impl Store {
         self.shared.state.lock().ks.config.get(name)
     }
 
-    /// Change a setting (logged in a durable store: node sizes affect replay).
-    pub fn config_set(&self, name: &str, value: &str) -> Result<(), String> {
+    /// Change a setting (logged in a durable store: node sizes affect replay). The new
+    /// value is checked on a copy and applied only once the log has it, so a refused
+    /// value or a failed log write leaves the setting as it was.
+    pub fn config_set(&self, name: &str, value: &str) -> Result<(), ConfigError> {
         let mut st = self.shared.state.lock();
-        st.ks.config.set(name, value)?;
-        let v = st.ks.config.get(name).unwrap_or_default();
-        let limit = crate::base::config::LIMIT_NAMES.contains(&name.to_ascii_lowercase().as_str());
+        let mut next = st.ks.config.clone();
+        next.set(name, value)?;
+        let lower = name.to_ascii_lowercase();
+        let limit = crate::base::config::LIMIT_NAMES.contains(&lower.as_str());
         if let (Some(j), false) = (st.journal.as_mut(), limit) {
-            j.append_config(&name.to_ascii_lowercase(), &v)
-                .map_err(|e| e.to_string())?;
+            let v = next.get(name).unwrap_or_default();
+            j.append_config(&lower, &v).map_err(|e| {
+                ConfigError::Persist(PersistError::io_failure(crate::error::io_reason(&e)))
+            })?;
         }
+        st.ks.config = next;
         Ok(())
     }
 

@@ -244,6 +244,7 @@ pub fn config_set(sh: &Shared, pairs: &[Vec<u8>]) -> Result<(), String> {
                 let mut c = xstreams_core::Config::default();
                 c.set(n, &value)
                     .map(|_| store_sets.push((n.to_string(), value.clone())))
+                    .map_err(|e| e.reason())
             }
             "protected-mode" => parse_yes_no(&value).map(|b| dynamic.protected_mode = b),
             "requirepass" => {
@@ -269,7 +270,9 @@ pub fn config_set(sh: &Shared, pairs: &[Vec<u8>]) -> Result<(), String> {
         r.map_err(|m| fail(&String::from_utf8_lossy(&p[0]), m))?;
     }
     for (n, v) in store_sets {
-        sh.store.config_set(&n, &v).map_err(|m| fail(&n, m))?;
+        sh.store
+            .config_set(&n, &v)
+            .map_err(|e| e.to_cmd_error(&n).into_line())?;
     }
     sh.proto_max_bulk_len
         .store(dynamic.proto_max_bulk_len, Ordering::Relaxed);

@@ -72,7 +72,7 @@ fn apply_item(
             *now = t;
             ks.last_now = ks.last_now.max(t);
         }
-        LogItem::Config(n, v) => ks.config.set(&n, &v)?,
+        LogItem::Config(n, v) => ks.config.set(&n, &v).map_err(|e| e.to_string())?,
         LogItem::ConsumerTimes {
             key,
             group,

@@ -190,7 +190,7 @@ pub fn open(
     if fresh {
         let mut cfg = config.clone();
         for (n, v) in &opts.config_overrides {
-            cfg.set(n, v).map_err(PersistError::io_failure)?;
+            cfg.set(n, v)?;
         }
         let seq = 1;
         let lp = dir.join(log_name(seq));
@@ -271,7 +271,7 @@ pub fn open(
     let mut tail = Vec::new();
     for (n, v) in &opts.config_overrides {
         if ks.config.get(n).as_deref() != Some(v.as_str()) {
-            ks.config.set(n, v).map_err(PersistError::io_failure)?;
+            ks.config.set(n, v)?;
             if !crate::base::config::LIMIT_NAMES.contains(&n.to_ascii_lowercase().as_str()) {
                 log::encode_config(&mut tail, n, &ks.config.get(n).unwrap_or_default());
             }

@@ -193,3 +193,44 @@ def test_slot_marker_key_lands_in_the_keys_slot(cluster):
         spark_conn.slot_marker_key("bad{name", "k")
     with pytest.raises(ValueError, match="0..16383"):
         spark_conn.slot_tag(16384)
+
+
+def test_task_client_is_kept_between_tasks_and_dropped_when_broken(serve):
+    """An executor's Python worker reuses one client across its tasks; a task that
+    raises closes it (a half-read reply must not reach the next task), and a kept client
+    whose server restarted answers the next task (the PING before reuse reconnects it, or
+    a new client replaces it)."""
+    opts = {"url": f"redis://127.0.0.1:{serve.port}"}
+    with spark_conn.task_client(opts) as a:
+        a.execute_command("XADD", "s", "1-1", "f", "v")
+    with spark_conn.task_client(opts) as b:
+        assert b is a  # the same client, its connection already open
+        # Another task of the same worker at the same time gets its own client.
+        with spark_conn.task_client(opts) as c:
+            assert c is not b
+    with pytest.raises(RuntimeError):
+        with spark_conn.task_client(opts) as d:
+            raise RuntimeError("the task failed")
+    with spark_conn.task_client(opts) as e:
+        assert e is not d
+        assert e.execute_command("XLEN", "s") == 1
+    # The server restarts on the same port: the next task's client talks to the new one.
+    port = serve.port
+    serve.stop()
+    again = ServerProcess(port=port).start()
+    try:
+        with spark_conn.task_client(opts) as f:
+            assert f.execute_command("XLEN", "s") == 0  # an in-memory server: empty again
+    finally:
+        again.stop()
+
+
+def test_task_client_keeps_a_cluster_clients_slot_map(cluster):
+    opts = {"url": cluster.url}
+    with spark_conn.task_client(opts) as a:
+        assert spark_conn.is_cluster(a)
+        for k in ("a", "b", "c"):
+            a.execute_command("XADD", f"kept:{k}", "*", "f", "v")
+    with spark_conn.task_client(opts) as b:
+        assert b is a
+        assert sorted(spark_conn.scan_streams(b, "kept:*")) == ["kept:a", "kept:b", "kept:c"]

@@ -23,7 +23,9 @@ URL, sends each key's commands to the shard that owns the key's slot, and follow
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+import threading
+from contextlib import contextmanager
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from .spark_io import bad_option, get_option
 
@@ -185,6 +187,53 @@ def connect(options: Union[Mapping[str, Any], str]) -> Any:
 
     nodes.create_redis_node = create_raw_node
     return rc
+
+
+# Clients kept by an executor's Python worker between the tasks it runs (Spark reuses
+# its Python workers: spark.python.worker.reuse), keyed by the connection options.
+_TASK_CLIENTS: Dict[Tuple[Tuple[str, str], ...], Any] = {}
+_TASK_CLIENTS_LOCK = threading.Lock()
+_TASK_CLIENTS_MAX = 8
+
+
+def _client_key(options: Mapping[str, Any]) -> Tuple[Tuple[str, str], ...]:
+    return tuple(sorted((str(k).lower(), str(v)) for k, v in options.items()))
+
+
+@contextmanager
+def task_client(options: Mapping[str, Any]) -> Iterator[Any]:
+    """A client of the target the options name, for one task on an executor: the one
+    an earlier task of this Python worker left (after a ``PING`` says it still answers:
+    a server restarted in between gets a new connection), else :func:`connect`'s. A
+    cluster client keeps its slot map, so a task does not pay for the connection, the
+    ``INFO cluster`` probe and the slot discovery again. The client goes back to the
+    worker's cache when the block ends normally and is closed when it raises (a
+    half-read reply or an open ``MULTI`` must not reach the next task). Two tasks of one
+    worker at once each get their own."""
+    import redis
+
+    key = _client_key(options)
+    with _TASK_CLIENTS_LOCK:
+        client = _TASK_CLIENTS.pop(key, None)
+    if client is not None:
+        try:
+            client.ping()
+        except (redis.RedisError, OSError):
+            client.close()
+            client = None
+    if client is None:
+        client = connect(options)
+    try:
+        yield client
+    except BaseException:
+        client.close()
+        raise
+    with _TASK_CLIENTS_LOCK:
+        old = _TASK_CLIENTS.pop(key, None)
+        _TASK_CLIENTS[key] = client
+        extra = [_TASK_CLIENTS.pop(k) for k in list(_TASK_CLIENTS)[:-_TASK_CLIENTS_MAX]]
+    for c in ([old] if old is not None else []) + extra:
+        c.close()
 
 
 def is_cluster(client: Any) -> bool:

@@ -138,17 +138,14 @@ class _Sink:
             if self.die_after is not None and attempt == 0:
                 os._exit(17)  # tests: the worker dies with its file staged, unreported
             return SinkMessage(part, rows, job, staged_file=f)
-        from .spark_conn import connect
+        from .spark_conn import task_client
         from .spark_sink_redis import TaskWrite
 
         parts = stream_parts(table, self.key_column, self.stream)
-        client = connect(self.options)
-        try:
+        with task_client(self.options) as client:
             w = TaskWrite(client, self.shape, job, batch, part, ttl,
                           self.die_after if attempt == 0 else None)  # fmt: skip
             w.run(parts)
-        finally:
-            client.close()
         return SinkMessage(part, rows, job, written=w.groups, skipped=w.skipped)
 
     # ---------------------------------------------------------------- driver side

@@ -431,12 +431,20 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     ) -> List[InputPartition]:
         parts: List[InputPartition] = []
         if self.groups is not None:
-            # One partition per consumer and stream: what that consumer holds.
+            # Per stream: its consumer's partition (what it holds, then what it is
+            # delivered up to the end), and one for each other consumer of the query
+            # holding entries of the range (a batch planned with other consumers).
+            g = self.groups
+            r = self._redis()
             for s in live:
-                for name in self.groups.names:
-                    parts.append(
-                        ServerPartition(len(parts), s, start.get(s, ZERO_ID), end[s], name)
-                    )
+                a = start.get(s, ZERO_ID)
+                mine = g.owner(s, list(end))
+                for name in g.names:
+                    if name == mine:
+                        fresh = g.fresh(s, a, end[s])
+                        parts.append(ServerPartition(len(parts), s, a, end[s], name, True, fresh))
+                    elif g.holds(r, s, name, a, end[s]):
+                        parts.append(ServerPartition(len(parts), s, a, end[s], name))
             return parts
         k = per_stream_parts(self.min_parts, len(live))
         r = self._redis()

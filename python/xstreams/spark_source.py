@@ -13,9 +13,10 @@ stream, the entries with IDs in ``(start, end]``.
 * ``url``: a live server or a Redis Cluster (:mod:`xstreams.spark_conn`): XRANGE by ID
   range, each stream's range split into ``minPartitions`` ID ranges
   (:mod:`xstreams.spark_source_server`).
-* ``url`` with ``group``/``consumer``: the driver delivers new entries to the query's
-  consumers, the executors read each consumer's share back from its pending list, and
-  only batches Spark committed are acknowledged (:mod:`xstreams.spark_source_group`).
+* ``url`` with ``group``/``consumer``: the driver plans each batch's end, each stream's
+  executor task reads what its consumer holds and has the rest delivered to it
+  (``XREADGROUP >``), and only batches Spark committed are acknowledged
+  (:mod:`xstreams.spark_source_group`).
 * ``streamPattern``: the streams whose keys match (SCAN on every shard), looked for
   again at each trigger; a new key is read from its start (in group mode the group is
   created on it at ``startingId``).

@@ -1,16 +1,18 @@
 """The consumer-group mode of the ``xstreams`` source: who delivers, who reads, who acks.
 
-* **Delivery** (driver, when Spark asks for the next batch's end): ``XREADGROUP GROUP g
-  <consumer> COUNT n STREAMS s >`` hands new entries to the query's consumers, in turns
-  of up to ``n`` entries each (one consumer, or ``consumers`` of them named
-  ``<consumer>-0`` ... ``<consumer>-<k-1>``). The batch's end offset of a stream is the
-  last entry delivered; entries the consumers already held after the start (a batch
-  planned but not logged before a crash) come first.
-* **A partition** of a group read is one consumer's share of one stream's batch: the
-  entries of ``(start, end]`` that consumer holds (its pending entries), read back with
-  ``XREADGROUP ... STREAMS s <id>`` (history). Who holds what is fixed when the driver
-  delivers, before Spark logs the batch, and stays so until acknowledged: a re-run batch
-  reads the same rows in the same partitions.
+* **Planning** (driver, when Spark asks for the next batch's end) delivers nothing: a
+  stream's end offset is its last entry ID (bounded by the ``AvailableNow`` ceiling), or
+  under a cap the entry that fills it (XRANGE's n-th entry after the entries the
+  consumers already hold); the planner keeps how many entries it expects in the range
+  (:meth:`GroupReads.fresh`) for the partition to size its reads.
+* **A partition** of a group read is one stream's batch, read by one consumer of the
+  query (:meth:`GroupReads.owner`: one consumer, or ``consumers`` of them named
+  ``<consumer>-0`` ... ``<consumer>-<k-1>``): the entries of ``(start, end]`` that
+  consumer holds (``XREADGROUP ... STREAMS s <id>``, history), then ``XREADGROUP GROUP g
+  <consumer> COUNT n STREAMS s >`` on the executor until an entry reaches ``end``
+  (:mod:`xstreams.spark_source_server`); what a read takes past ``end`` stays pending,
+  for the next batch. A re-run attempt reads back what an earlier one was delivered:
+  the same rows.
 * **Acks** only of batches Spark committed: at ``commit(end)``; at ``latestOffset(start)``
   (Spark asks for the next batch only after the one ending at ``start`` is in its commit
   log: this acks the last batch of an ``AvailableNow`` run, whose final look for new

@@ -61,20 +61,40 @@ def test_a_read_past_the_end_stays_pending_for_the_next_batch(redis8):
     start = planner.initialOffset()
     end = planner.latestOffset(start, None)
     assert end[key] == first[-1] and pending(r, key) == []  # planning delivers nothing
-    # Entries appended while the batch runs; a reader that did not plan the batch (a
-    # driver restarted) has no estimate, so its read takes them too.
+    # Entries appended while the batch runs; the partition's reads are sized for 60
+    # entries (as after a read that took fewer, or a count that was off), so its reads
+    # take them too.
     later = xadd_many(r, key, 50)
-    (part,) = reader(opts).partitions(start, end)
+    (part,) = planner.partitions(start, end)
+    part.fresh = 60
     assert ids_of(reader(opts), part) == first
-    assert pending(r, key) == first + later
+    extra = pending(r, key)[len(first) :]
+    assert pending(r, key)[: len(first)] == first
+    assert extra and extra == later[: len(extra)]  # past the end: held, not output
     planner.commit(end)
-    assert pending(r, key) == later
+    assert pending(r, key) == extra
     end2 = planner.latestOffset(end, None)
     assert end2[key] == later[-1]
     assert batch_ids(planner, end, end2) == later
     planner.commit(end2)
     assert planner.latestOffset(end2, None) == end2
     assert pending(r, key) == [] and r.xinfo_groups(key)[0]["lag"] == 0
+    r.close()
+
+
+def test_a_batch_planned_by_another_reader_is_counted(redis8):
+    r = redis.Redis.from_url(redis8, decode_responses=True)
+    key = "restart"
+    r.delete(key)
+    first = xadd_many(r, key, 100)
+    opts = {"url": redis8, "stream": key, "group": "g", "consumer": "c"}
+    planner = reader(opts)
+    start = planner.initialOffset()
+    end = planner.latestOffset(start, None)
+    xadd_many(r, key, 50)
+    (part,) = reader(opts).partitions(start, end)  # a driver restarted: no estimate
+    assert part.fresh == 100
+    assert ids_of(reader(opts), part) == first and pending(r, key) == first
     r.close()
 
 

@@ -443,6 +443,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 for name in g.names:
                     if name == mine:
                         fresh = g.fresh(s, a, end[s])
+                        if fresh is None:  # not planned here (a restart): count the range
+                            fresh = g.count(r, s, a, end[s])
                         parts.append(ServerPartition(len(parts), s, a, end[s], name, True, fresh))
                     elif g.holds(r, s, name, a, end[s]):
                         parts.append(ServerPartition(len(parts), s, a, end[s], name))

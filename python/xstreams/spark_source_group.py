@@ -173,6 +173,10 @@ class GroupReads:
         the batch was planned (None: not planned by this reader)."""
         return self._fresh.get((stream, start, end))
 
+    def count(self, r: Any, stream: str, start: str, end: str) -> int:
+        """The entries of ``(start, end]`` now (for a batch planned by another reader)."""
+        return len(_ids_between(r, stream, start, end, None))
+
     def _to_last(self, r: Any, s: str, base: str, ceiling: Optional[str]) -> Tuple[str, int]:
         """No cap: up to the stream's last entry (under ``AvailableNow``, the last one
         up to the run's ceiling); and the new entries up to it (the group's lag, less

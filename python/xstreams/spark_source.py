@@ -13,9 +13,10 @@ stream, the entries with IDs in ``(start, end]``.
 * ``url``: a live server or a Redis Cluster (:mod:`xstreams.spark_conn`): XRANGE by ID
   range, each stream's range split into ``minPartitions`` ID ranges
   (:mod:`xstreams.spark_source_server`).
-* ``url`` with ``group``/``consumer``: the driver delivers new entries to the query's
-  consumers, the executors read each consumer's share back from its pending list, and
-  only batches Spark committed are acknowledged (:mod:`xstreams.spark_source_group`).
+* ``url`` with ``group``/``consumer``: the driver plans each batch's end, each stream's
+  executor task reads what its consumer holds and has the rest delivered to it
+  (``XREADGROUP >``), and only batches Spark committed are acknowledged
+  (:mod:`xstreams.spark_source_group`).
 * ``streamPattern``: the streams whose keys match (SCAN on every shard), looked for
   again at each trigger; a new key is read from its start (in group mode the group is
   created on it at ``startingId``).
@@ -431,12 +432,22 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     ) -> List[InputPartition]:
         parts: List[InputPartition] = []
         if self.groups is not None:
-            # One partition per consumer and stream: what that consumer holds.
+            # Per stream: its consumer's partition (what it holds, then what it is
+            # delivered up to the end), and one for each other consumer of the query
+            # holding entries of the range (a batch planned with other consumers).
+            g = self.groups
+            r = self._redis()
             for s in live:
-                for name in self.groups.names:
-                    parts.append(
-                        ServerPartition(len(parts), s, start.get(s, ZERO_ID), end[s], name)
-                    )
+                a = start.get(s, ZERO_ID)
+                mine = g.owner(s, list(end))
+                for name in g.names:
+                    if name == mine:
+                        fresh = g.fresh(s, a, end[s])
+                        if fresh is None:  # not planned here (a restart): count the range
+                            fresh = g.count(r, s, a, end[s])
+                        parts.append(ServerPartition(len(parts), s, a, end[s], name, True, fresh))
+                    elif g.holds(r, s, name, a, end[s]):
+                        parts.append(ServerPartition(len(parts), s, a, end[s], name))
             return parts
         k = per_stream_parts(self.min_parts, len(live))
         r = self._redis()

@@ -1,16 +1,18 @@
 """The consumer-group mode of the ``xstreams`` source: who delivers, who reads, who acks.
 
-* **Delivery** (driver, when Spark asks for the next batch's end): ``XREADGROUP GROUP g
-  <consumer> COUNT n STREAMS s >`` hands new entries to the query's consumers, in turns
-  of up to ``n`` entries each (one consumer, or ``consumers`` of them named
-  ``<consumer>-0`` ... ``<consumer>-<k-1>``). The batch's end offset of a stream is the
-  last entry delivered; entries the consumers already held after the start (a batch
-  planned but not logged before a crash) come first.
-* **A partition** of a group read is one consumer's share of one stream's batch: the
-  entries of ``(start, end]`` that consumer holds (its pending entries), read back with
-  ``XREADGROUP ... STREAMS s <id>`` (history). Who holds what is fixed when the driver
-  delivers, before Spark logs the batch, and stays so until acknowledged: a re-run batch
-  reads the same rows in the same partitions.
+* **Planning** (driver, when Spark asks for the next batch's end) delivers nothing: a
+  stream's end offset is its last entry ID (bounded by the ``AvailableNow`` ceiling), or
+  under a cap the entry that fills it (XRANGE's n-th entry after the entries the
+  consumers already hold); the planner keeps how many entries it expects in the range
+  (:meth:`GroupReads.fresh`) for the partition to size its reads.
+* **A partition** of a group read is one stream's batch, read by one consumer of the
+  query (:meth:`GroupReads.owner`: one consumer, or ``consumers`` of them named
+  ``<consumer>-0`` ... ``<consumer>-<k-1>``): the entries of ``(start, end]`` that
+  consumer holds (``XREADGROUP ... STREAMS s <id>``, history), then ``XREADGROUP GROUP g
+  <consumer> COUNT n STREAMS s >`` on the executor until an entry reaches ``end``
+  (:mod:`xstreams.spark_source_server`); what a read takes past ``end`` stays pending,
+  for the next batch. A re-run attempt reads back what an earlier one was delivered:
+  the same rows.
 * **Acks** only of batches Spark committed: at ``commit(end)``; at ``latestOffset(start)``
   (Spark asks for the next batch only after the one ending at ``start`` is in its commit
   log: this acks the last batch of an ``AvailableNow`` run, whose final look for new
@@ -30,28 +32,33 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from .spark_io import ZERO_ID, as_text, id_max, parse_id
 from .spark_source_server import READ_CHUNK, entry_size, group_reply_entries
 
-# Where the server runs Lua, the driver's share of group mode runs there: a delivery
-# turn (XREADGROUP's entries counted and sized on the server; only the count, the last ID
-# and the bytes come back) and an ack chunk (XPENDING's IDs acked on the server, in
-# slices Lua's unpack takes).
+
+def _ids_between(r: Any, s: str, lo: str, hi: str, most: Optional[int]) -> List[str]:
+    """IDs of up to ``most`` entries in ``(lo, hi]`` (all: None)."""
+    out: List[str] = []
+    while most is None or len(out) < most:
+        n = READ_CHUNK if most is None else min(READ_CHUNK, most - len(out))
+        got = r.execute_command("XRANGE", s, f"({lo}", hi, "COUNT", n)
+        out += [as_text(e[0]) for e in got]
+        if len(got) < n:
+            break
+        lo = out[-1]
+    return out
+
+
+def _within_bytes(entries: List[Any], cap: int) -> List[Any]:
+    """The first entries up to the one whose bytes reach ``cap`` (at least one)."""
+    acc = 0
+    for i, e in enumerate(entries):
+        acc += entry_size(e)
+        if acc >= cap:
+            return entries[: i + 1]
+    return entries
+
+
+# Where the server runs Lua, the driver's acks run there: XPENDING's IDs acked on the
+# server, in slices Lua's unpack takes.
 _LUA = {
-    "deliver": """
-local r = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[3],
-                     'STREAMS', KEYS[1], '>')
-if not r then return {0, '', 0} end
-local e = r[1][2]
-local n = #e
-if n == 0 then return {0, '', 0} end
-local size = 0
-if ARGV[4] == '1' then
-  for i = 1, n do
-    size = size + #e[i][1]
-    local fv = e[i][2]
-    for j = 1, #fv do size = size + #fv[j] end
-  end
-end
-return {n, e[n][1], size}
-""",
     "ack": """
 local p = redis.call('XPENDING', KEYS[1], ARGV[1], '-', ARGV[3], ARGV[4], ARGV[2])
 local acked = 0
@@ -66,8 +73,8 @@ return {#p, acked}
 """,
 }
 
-# Entries delivered to one consumer per turn when no cap divides the batch.
-_TURN = 1_000
+#: Estimates of new entries kept for the batches planned last.
+_FRESH_KEPT = 4096
 
 
 class Limits:
@@ -98,6 +105,8 @@ class GroupReads:
         self.starting = starting
         # The scripts of _LUA (None: not registered yet; False: the server has no Lua).
         self._scripts: Any = None
+        # (stream, start, end) -> new entries of a planned batch (see fresh()).
+        self._fresh: Dict[Tuple[str, str, str], int] = {}
 
     def create(self, r: Any, streams: List[str]) -> None:
         """The group on each stream (``MKSTREAM``), at ``startingId``; an existing
@@ -111,12 +120,20 @@ class GroupReads:
                 if "BUSYGROUP" not in str(e):
                     raise
 
-    # ------------------------------------------------------------------------ delivery
+    def owner(self, stream: str, streams: List[str]) -> str:
+        """The consumer that reads ``stream`` when the batch holds ``streams``: the
+        stream's place among them, modulo the consumers (the same in every batch while
+        the streams stay the same)."""
+        return self.names[sorted(streams).index(stream) % len(self.names)]
+
+    # ------------------------------------------------------------------------ planning
 
     def plan(
         self, r: Any, streams: List[str], start: Dict[str, str], limits: Limits
     ) -> Dict[str, str]:
-        """Deliver the next batch's entries; its end offsets."""
+        """The next batch's end offsets. Nothing is delivered here: each stream's
+        partition delivers its entries on an executor (:meth:`fresh` tells it about how
+        many new ones to take)."""
         rows_left = limits.rows
         bytes_left = limits.nbytes
         end = dict(start)
@@ -125,81 +142,117 @@ class GroupReads:
                 bytes_left is not None and bytes_left <= 0
             ):
                 break
-            held = self._held(r, s, start[s], rows_left)
+            ceiling = limits.ceiling(s)
+            held = self._held(r, s, start[s], rows_left, ceiling)
+            base = start[s]
             if held:
-                end[s] = id_max(end[s], held[-1])
+                base = id_max(base, held[-1])
                 if rows_left is not None:
                     rows_left -= len(held)
                 if bytes_left is not None:
-                    bytes_left -= self._held_bytes(r, s, start[s], end[s])
-            ceiling = limits.ceiling(s)
-            turn = 0
-            share = _TURN if rows_left is None else -(-rows_left // len(self.names))
-            if rows_left is None and len(self.names) > 1:
-                # No cap: an even share of what the group has yet to receive (its lag).
-                lag = self._lag(r, s)
-                if lag:
-                    share = max(_TURN, -(-lag // len(self.names)))
-            while (rows_left is None or rows_left > 0) and (bytes_left is None or bytes_left > 0):
-                n = READ_CHUNK if rows_left is None else min(rows_left, READ_CHUNK)
-                if len(self.names) > 1:
-                    n = min(n, max(1, share))
-                if bytes_left is not None:
-                    n = min(n, self._count_for_bytes(r, s, end[s], bytes_left))
-                if ceiling is not None:
-                    if parse_id(ceiling) <= parse_id(end[s]):
-                        break
-                    below = r.execute_command("XRANGE", s, f"({end[s]}", ceiling, "COUNT", n)
-                    n = len(below)
-                    if n == 0:
-                        break
-                name = self.names[turn % len(self.names)]
-                turn += 1
-                got_n, last, nbytes = self._deliver(r, s, name, n, bytes_left is not None)
-                if not got_n:
-                    break
-                end[s] = id_max(end[s], last)
+                    bytes_left -= self._held_bytes(r, s, start[s], base)
+            if (rows_left is not None and rows_left <= 0) or (
+                bytes_left is not None and bytes_left <= 0
+            ):
+                end[s], n_new = base, 0
+            elif rows_left is None and bytes_left is None:
+                end[s], n_new = self._to_last(r, s, base, ceiling)
+            else:
+                end[s], n_new, nbytes = self._to_cap(r, s, base, ceiling, rows_left, bytes_left)
                 if rows_left is not None:
-                    rows_left -= got_n
+                    rows_left -= n_new
                 if bytes_left is not None:
                     bytes_left -= nbytes
-                if got_n < n and len(self.names) == 1:
-                    break
+            self._fresh[(s, start[s], end[s])] = len(held) + n_new
+        while len(self._fresh) > _FRESH_KEPT:
+            del self._fresh[next(iter(self._fresh))]
         return end
 
-    def _lag(self, r: Any, stream: str) -> Optional[int]:
-        """The group's lag on ``stream`` (entries it has yet to receive), when known."""
-        for g in r.execute_command("XINFO", "GROUPS", stream):
-            info = dict(zip(g[::2], g[1::2]))
-            if as_text(info.get(b"name", b"")) == self.group:
-                lag = info.get(b"lag")
-                return None if lag is None else int(lag)
-        return None
+    def fresh(self, stream: str, start: str, end: str) -> Optional[int]:
+        """About how many entries of ``(start, end]`` the group had yet to receive when
+        the batch was planned (None: not planned by this reader)."""
+        return self._fresh.get((stream, start, end))
 
-    def _deliver(self, r: Any, stream: str, name: str, n: int, sized: bool) -> Tuple[int, str, int]:
-        """``XREADGROUP GROUP g name COUNT n STREAMS stream >``: how many entries it
-        delivered, the last one's ID, and (``sized``) their bytes. Where the server runs
-        Lua, the read runs in a script that answers only those three: the entries stay on
-        the server (the executors read them back); elsewhere (``xstreams serve``) they
-        come to the driver."""
-        got = self._run_script(r, "deliver", stream, [self.group, name, n, int(sized)])
-        if got is not None:
-            return int(got[0]), as_text(got[1]), int(got[2])
-        got = r.execute_command(
-            "XREADGROUP", "GROUP", self.group, name, "COUNT", n, "STREAMS", stream, ">"
-        )
-        entries = group_reply_entries(got, stream)
-        if not entries:
-            return 0, "", 0
-        nbytes = sum(entry_size(e) for e in entries) if sized else 0
-        return len(entries), as_text(entries[-1][0]), nbytes
+    def count(self, r: Any, stream: str, start: str, end: str) -> int:
+        """The entries of ``(start, end]`` now (for a batch planned by another reader)."""
+        return len(_ids_between(r, stream, start, end, None))
 
-    def _held(self, r: Any, stream: str, after: str, most: Optional[int]) -> List[str]:
-        """IDs the consumers hold after ``after`` (up to ``most`` of them), sorted."""
+    def _to_last(self, r: Any, s: str, base: str, ceiling: Optional[str]) -> Tuple[str, int]:
+        """No cap: up to the stream's last entry (under ``AvailableNow``, the last one
+        up to the run's ceiling); and the new entries up to it (the group's lag, less
+        the entries after the ceiling)."""
+        lag = self.group_info(r, s)[1]
+        got = r.execute_command("XREVRANGE", s, ceiling or "+", "-", "COUNT", 1)
+        top = id_max(base, as_text(got[0][0])) if got else base
+        if top == base:
+            return base, 0
+        if lag is None:
+            return top, len(_ids_between(r, s, base, top, None))
+        if ceiling is not None:
+            lag -= len(_ids_between(r, s, top, "+", lag))
+        return top, max(0, lag)
+
+    def _to_cap(
+        self, r: Any, s: str, base: str, ceiling: Optional[str],
+        rows: Optional[int], nbytes: Optional[int],
+    ) -> Tuple[str, int, int]:  # fmt: skip
+        """Under a cap: the ID of the last entry after ``base`` that fits (the n-th one
+        under a row cap, XRANGE's count), how many those are and their bytes."""
+        hi = ceiling or "+"
+        last, n, size = base, 0, 0
+        while rows is None or n < rows:
+            want = READ_CHUNK if rows is None else min(READ_CHUNK, rows - n)
+            if nbytes is not None:
+                want = min(want, self._count_for_bytes(r, s, last, nbytes - size))
+            if ceiling is not None and parse_id(ceiling) <= parse_id(last):
+                break
+            got = r.execute_command("XRANGE", s, f"({last}", hi, "COUNT", want)
+            if nbytes is not None:
+                got = _within_bytes(got, nbytes - size)
+                size += sum(entry_size(e) for e in got)
+            if not got:
+                break
+            n += len(got)
+            last = as_text(got[-1][0])
+            if len(got) < want or (nbytes is not None and size >= nbytes):
+                break
+        return last, n, size
+
+    def group_info(self, r: Any, stream: str) -> Tuple[Optional[str], Optional[int]]:
+        """The group's last delivered ID on ``stream`` and its lag (entries it has yet
+        to receive), when the server tells them."""
+        import redis
+
+        try:
+            groups = r.execute_command("XINFO", "GROUPS", stream)
+        except redis.ResponseError:
+            return None, None
+        for g in groups:
+            info = g if isinstance(g, dict) else dict(zip(g[::2], g[1::2]))
+            info = {as_text(k): v for k, v in info.items()}
+            if as_text(info.get("name", b"")) == self.group:
+                last, lag = info.get("last-delivered-id"), info.get("lag")
+                return (None if last is None else as_text(last)), (
+                    None if lag is None else int(lag)
+                )
+        return None, None
+
+    def holds(self, r: Any, stream: str, name: str, start: str, end: str) -> bool:
+        """Whether ``name`` holds an entry of ``(start, end]``."""
+        return bool(r.execute_command("XPENDING", stream, self.group, f"({start}", end, 1, name))
+
+    def _held(
+        self, r: Any, stream: str, after: str, most: Optional[int], upto: Optional[str] = None
+    ) -> List[str]:
+        """IDs the consumers hold after ``after`` (up to ``most`` of them, and up to
+        ``upto``), sorted."""
         ids: List[str] = []
         count = most if most is not None else 1 << 30
+        hi = upto or "+"
         for name in self.names:
-            pend = r.execute_command("XPENDING", stream, self.group, f"({after}", "+", count, name)
+            if upto is not None and parse_id(upto) <= parse_id(after):
+                break
+            pend = r.execute_command("XPENDING", stream, self.group, f"({after}", hi, count, name)
             ids += [as_text(p[0]) for p in pend]
         ids.sort(key=parse_id)
         return ids if most is None else ids[:most]

@@ -23,16 +23,26 @@ _MAX_SEQ = (1 << 64) - 1
 
 class ServerPartition(InputPartition):
     """Entries of ``stream`` with IDs in ``(start, end]``; in group mode those the
-    consumer ``consumer`` holds (its pending entries)."""
+    consumer ``consumer`` holds (its pending entries) and, with ``deliver``, then those
+    ``XREADGROUP ... >`` delivers to it up to ``end`` (``fresh``: about how many)."""
 
     def __init__(
-        self, index: int, stream: str, start: str, end: str, consumer: Optional[str] = None
+        self,
+        index: int,
+        stream: str,
+        start: str,
+        end: str,
+        consumer: Optional[str] = None,
+        deliver: bool = False,
+        fresh: Optional[int] = None,
     ) -> None:
         super().__init__(index)
         self.stream = stream
         self.start = start
         self.end = end
         self.consumer = consumer
+        self.deliver = deliver
+        self.fresh = fresh
 
 
 class RangeProbe:
@@ -139,6 +149,7 @@ def read_partition(
     from ._xstreams import _reply_arrow
 
     cur = part.start
+    held = 0
     while True:
         if group is not None:
             got = r.execute_command(
@@ -151,15 +162,72 @@ def read_partition(
                 "XRANGE", part.stream, f"({cur}", part.end, "COUNT", READ_CHUNK
             )
         if not entries:
+            break
+        batch, kept = _reply_arrow(
+            part.stream, entries, part.end, decode=decode, schema=field_schema
+        )
+        held += kept
+        if kept:
+            yield batch
+        if kept < len(entries) or len(entries) < READ_CHUNK:
+            break
+        cur = as_text(entries[-1][0])
+    if group is not None and part.deliver:
+        yield from _deliver(r, part, group, held, decode, field_schema)
+
+
+def _deliver(
+    r: Any, part: ServerPartition, group: str, held: int, decode: bool, field_schema: Any
+) -> Iterator[Any]:
+    """``XREADGROUP GROUP g c COUNT k STREAMS s >`` until an entry reaches the
+    partition's end or the reply is empty; the last reply's entries after the end stay
+    pending for the consumer, out of this batch (the next one reads them back). ``k``:
+    the rows the planner expected in the partition less those the consumer already
+    held (a re-run attempt's among them), so that the reads stop at the end; past the
+    estimate, 1, 2, 4, ..."""
+    from ._xstreams import _reply_arrow
+
+    last, _lag = _group_state(r, part.stream, group)
+    end = parse_id(part.end)
+    if last is not None and parse_id(last) >= end:
+        return  # all of (start, end] delivered already (a re-run attempt)
+    left = None if part.fresh is None else part.fresh - held
+    probe = 1
+    while True:
+        if left is not None and left > 0:
+            n = min(READ_CHUNK, left)
+        elif left is None:
+            n = READ_CHUNK
+        else:
+            n, probe = min(READ_CHUNK, probe), probe * 2
+        got = r.execute_command(
+            "XREADGROUP", "GROUP", group, part.consumer, "COUNT", n,
+            "STREAMS", part.stream, ">",
+        )  # fmt: skip
+        entries = group_reply_entries(got, part.stream)
+        if not entries:
             return
         batch, kept = _reply_arrow(
             part.stream, entries, part.end, decode=decode, schema=field_schema
         )
         if kept:
             yield batch
-        if kept < len(entries) or len(entries) < READ_CHUNK:
+        if kept < len(entries) or parse_id(as_text(entries[-1][0])) >= end:
             return
-        cur = as_text(entries[-1][0])
+        if left is not None:
+            left -= len(entries)
+
+
+def _group_state(r: Any, stream: str, group: str) -> Tuple[Optional[str], Optional[int]]:
+    """The group's last delivered ID and lag on ``stream`` (None where not told)."""
+    import redis
+
+    from .spark_source_group import GroupReads
+
+    try:
+        return GroupReads(group, "", 1, "0").group_info(r, stream)
+    except redis.ResponseError:
+        return None, None
 
 
 def read_batches(

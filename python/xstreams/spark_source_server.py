@@ -237,20 +237,18 @@ def read_batches(
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from .spark_conn import connect
+    from .spark_conn import task_client
     from .spark_replay import _field_schema
 
     target = to_arrow_schema(schema)
-    r = connect(conn_options)
-    try:
+    # The worker's kept client (a reader stopped early closes it: see task_client).
+    with task_client(conn_options) as r:
         for b in read_partition(r, part, group, decode, _field_schema(schema)):
             cols = []
             for f in target:
                 col = b.column(f.name)
                 cols.append(col if col.type == f.type else col.cast(f.type))
             yield pa.RecordBatch.from_arrays(cols, schema=target)
-    finally:
-        r.close()
 
 
 def plan_stream(

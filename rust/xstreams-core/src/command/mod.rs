@@ -40,7 +40,7 @@ pub mod table;
 pub use dump::{restore_typed, RestoreArgs};
 pub use xack::{xack_ids, xack_typed, xackdel_ids, xackdel_typed, xnack_typed, XackdelArgs};
 pub(crate) use xadd::parse_add_trim;
-pub use xadd::{parse_xadd, xadd_argv, xadd_typed, XaddArgs, XaddOutcome};
+pub use xadd::{parse_xadd, trim_args, xadd_argv, xadd_typed, XaddArgs, XaddOutcome};
 pub use xclaim::{xautoclaim_typed, xclaim_typed};
 pub use xpending::{xpending_range, xpending_summary};
 pub use xrange::{range_typed, RangeArgs};

@@ -129,6 +129,33 @@ pub fn parse_add_trim<'a>(
         i += 1;
     }
     out.id_pos = i;
+    out.trim = trim_args(
+        ctx,
+        strategy,
+        approx,
+        limit_given.then_some(limit),
+        policy,
+        xadd,
+    )?;
+    Ok(out)
+}
+
+/// The trimming options of XADD / XTRIM once their words are read (a `LIMIT` already
+/// checked for being a non-negative integer): the checks redis-server makes after its
+/// option loop, in its order, and the default limit of an approximate trim
+/// (100 × `stream-node-max-entries`, within 1..=1,000,000). Typed callers that take
+/// the options in another form (the bindings' client) build their trim with it, so
+/// their errors are the parser's. `Ok(None)`: no strategy (XADD only).
+pub fn trim_args(
+    ctx: &Ctx<'_>,
+    strategy: Option<TrimStrategy>,
+    approx: bool,
+    limit: Option<i64>,
+    policy: Option<RefPolicy>,
+    xadd: bool,
+) -> CmdResult<Option<TrimArgs>> {
+    let limit_given = limit.is_some();
+    let mut limit = limit.unwrap_or(0);
     if limit != 0 && strategy.is_none() {
         return Err(CmdError::limit_without_strategy());
     }
@@ -154,13 +181,12 @@ pub fn parse_add_trim<'a>(
     } else {
         limit = 0;
     }
-    out.trim = strategy.map(|strategy| TrimArgs {
+    Ok(strategy.map(|strategy| TrimArgs {
         strategy,
         approx,
         limit: limit as u64,
         policy: policy.unwrap_or(RefPolicy::KeepRef),
-    });
-    Ok(out)
+    }))
 }
 
 /// Typed arguments of one XADD: what [`parse_xadd`] makes of its argument vector, and
@@ -203,7 +229,7 @@ impl<'a> XaddArgs<'a> {
     /// The checks XADD's parser makes on options that typed callers set directly (empty
     /// producer or IID, an explicit ID with IDMP unless `replaying`), with the parser's
     /// errors.
-    fn check_typed(&self, replaying: bool) -> CmdResult<()> {
+    pub fn check_typed(&self, replaying: bool) -> CmdResult<()> {
         if let Some((pid, iid)) = self.idmp {
             if pid.is_empty() {
                 return Err(if iid.is_some() {

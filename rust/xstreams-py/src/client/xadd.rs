@@ -8,7 +8,12 @@ use std::borrow::Cow;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 use smallvec::SmallVec;
-use xstreams_core::command::xadd_argv;
+use xstreams_core::command::args::int;
+use xstreams_core::command::{trim_args, xadd_typed, Ctx, XaddArgs};
+use xstreams_core::error::CmdResult;
+use xstreams_core::structures::id::parse_id;
+use xstreams_core::structures::stream::{RefPolicy, TrimArgs, TrimStrategy};
+use xstreams_core::{CmdError, StreamId};
 
 use super::sink::id_obj;
 use super::{
@@ -38,6 +43,56 @@ fn pairs_of<'a>(
     Ok(out)
 }
 
+/// XADD's trimming options as redis-py gives them (`maxlen` an exact non-negative int),
+/// made typed in the store's session (the default limit of `~` is the store's).
+struct Trim<'a> {
+    maxlen: Option<i64>,
+    minid: Option<&'a [u8]>,
+    approx: bool,
+    limit: Option<&'a [u8]>,
+    policy: Option<RefPolicy>,
+}
+
+impl Trim<'_> {
+    /// The typed trim, with the errors XADD's parser gives the same words
+    /// (`MAXLEN|MINID [~] threshold`, `LIMIT n`) in their order.
+    fn typed(&self, ctx: &Ctx<'_>) -> CmdResult<Option<TrimArgs>> {
+        // redis-py writes `~` only with a threshold; without one, no `~` is read.
+        let has = self.maxlen.is_some() || self.minid.is_some();
+        let strategy = match (self.maxlen, self.minid) {
+            (Some(n), _) => Some(TrimStrategy::MaxLen(n as u64)),
+            (None, Some(m)) => Some(TrimStrategy::MinId(
+                parse_id(m, 0, true, false)
+                    .ok_or_else(CmdError::invalid_stream_id)?
+                    .id,
+            )),
+            (None, None) => None,
+        };
+        let limit = match self.limit {
+            Some(l) => {
+                let n = int(l)?;
+                if n < 0 {
+                    return Err(CmdError::limit_negative());
+                }
+                Some(n)
+            }
+            None => None,
+        };
+        trim_args(ctx, strategy, has && self.approx, limit, self.policy, true)
+    }
+}
+
+/// The entry's ID as XADD's parser reads it: `*` (or none) for the next one.
+fn typed_id(id: Option<&[u8]>) -> CmdResult<Option<(StreamId, bool)>> {
+    match id {
+        None | Some(b"*") => Ok(None),
+        Some(i) => {
+            let p = parse_id(i, 0, true, true).ok_or_else(CmdError::invalid_stream_id)?;
+            Ok(Some((p.id, p.seq_given)))
+        }
+    }
+}
+
 words_then_args_methods! {
     /// Number of entries of a stream.
     xlen(name) => [b"XLEN"], Conv::Int;
@@ -46,8 +101,9 @@ words_then_args_methods! {
 #[pymethods]
 impl NativeClient {
     /// Append an entry to a stream and return its ID (redis-py's ``xadd``). redis-py's
-    /// arguments become XADD's words, parsed and run by the command's own path
-    /// (`xadd_argv`: the parser, then the typed XADD) in one session; a shape redis-py
+    /// arguments become the core's typed XADD arguments directly (no words re-parsed),
+    /// checked with the parser's errors in its order and run by the typed XADD, which
+    /// writes the command's own log record, in one session; a shape redis-py
     /// refuses client-side (its `DataError`s) or a client without the native path takes
     /// the Python method.
     #[pyo3(signature = (name, fields, id=None, maxlen=None, approximate=None, nomkstream=None, minid=None, limit=None, ref_policy=None, idmpauto=None, idmp=None))]
@@ -84,58 +140,58 @@ impl NativeClient {
         if let (true, Some(dict), Some(f)) = (simple, dict, slf.get().fast(slf)?) {
             let on =
                 |o: Option<&Bound<'_, PyAny>>, default| o.map_or(Ok(default), |o| o.is_truthy());
-            let approximate = on(approximate, true)?;
+            let approx = on(approximate, true)?;
             let key = arg_bytes(py, name)?;
-            let mut words: SmallVec<[Cow<'_, [u8]>; 12]> = SmallVec::new();
-            if on(nomkstream, false)? {
-                words.push(Cow::Borrowed(b"NOMKSTREAM"));
-            }
-            if let Some(p) = ref_policy {
-                words.push(arg_bytes(py, p)?);
-            }
-            if let Some(pid) = idmpauto {
-                words.push(Cow::Borrowed(b"IDMPAUTO"));
-                words.push(arg_bytes(py, pid)?);
-            }
-            if let Some(Some(pair)) = &idmp_pair {
-                words.push(Cow::Borrowed(b"IDMP"));
-                words.push(arg_bytes(py, &pair.get_item(0)?)?.into_owned().into());
-                words.push(arg_bytes(py, &pair.get_item(1)?)?.into_owned().into());
-            }
-            let tilde = |words: &mut SmallVec<[Cow<'_, [u8]>; 12]>| {
-                if approximate {
-                    words.push(Cow::Borrowed(b"~"));
-                }
-            };
-            if let Some(Some(n)) = maxlen_n {
-                words.push(Cow::Borrowed(b"MAXLEN"));
-                tilde(&mut words);
-                words.push(Cow::Owned(n.to_string().into_bytes()));
-            }
-            if let Some(m) = minid {
-                words.push(Cow::Borrowed(b"MINID"));
-                tilde(&mut words);
-                words.push(arg_bytes(py, m)?);
-            }
-            if let Some(l) = limit {
-                words.push(Cow::Borrowed(b"LIMIT"));
-                words.push(arg_bytes(py, l)?);
-            }
-            words.push(match id {
-                None => Cow::Borrowed(b"*"),
-                Some(i) => arg_bytes(py, i)?,
+            let no_mkstream = on(nomkstream, false)?;
+            let policy = ref_policy.map(|p| match p.cast::<PyString>().map(|s| s.to_cow()) {
+                Ok(Ok(s)) if s == "DELREF" => RefPolicy::DelRef,
+                Ok(Ok(s)) if s == "ACKED" => RefPolicy::Acked,
+                _ => RefPolicy::KeepRef,
             });
+            let pid = idmpauto.map(|p| arg_bytes(py, p)).transpose()?;
+            let pair = match &idmp_pair {
+                Some(Some(t)) => Some((t.get_item(0)?, t.get_item(1)?)),
+                _ => None,
+            };
+            let pair = match &pair {
+                Some((p, i)) => Some((arg_bytes(py, p)?, arg_bytes(py, i)?)),
+                None => None,
+            };
+            let minid = minid.map(|m| arg_bytes(py, m)).transpose()?;
+            let limit = limit.map(|l| arg_bytes(py, l)).transpose()?;
+            let id = id.map(|i| arg_bytes(py, i)).transpose()?;
             let items: InlineItems<'_> = dict.iter().collect();
-            let pairs = pairs_of(py, &items)?;
-            for v in pairs.iter().skip(1).step_by(2) {
+            let owned = pairs_of(py, &items)?;
+            for v in owned.iter().skip(1).step_by(2) {
                 prefetch::bytes(v);
             }
-            let mut argv: SmallVec<[&[u8]; 24]> = SmallVec::new();
-            argv.extend([&b"XADD"[..], key.as_ref()]);
-            argv.extend(words.iter().chain(&pairs).map(|w| w.as_ref()));
+            let pairs: SmallVec<[&[u8]; 2 * INLINE_PAIRS]> =
+                owned.iter().map(|c| c.as_ref()).collect();
+            let mut a = XaddArgs::new(key.as_ref(), &pairs);
+            a.no_mkstream = no_mkstream;
+            a.idmp = match (&pid, &pair) {
+                (Some(p), _) => Some((p.as_ref(), None)),
+                (None, Some((p, i))) => Some((p.as_ref(), Some(i.as_ref()))),
+                (None, None) => None,
+            };
+            let trim = Trim {
+                maxlen: maxlen_n.flatten(),
+                minid: minid.as_deref(),
+                approx,
+                limit: limit.as_deref(),
+                policy,
+            };
+            let id = id.as_deref();
             let db = f.db;
             let out = locked(py, f, false, |sess| {
-                sess.run(db, |ctx| xadd_argv(ctx, &argv))
+                sess.run(db, |ctx| {
+                    // Checked in the order of redis-py's words (IDMP, then the trim,
+                    // then the ID), with the parser's errors.
+                    a.check_typed(ctx.replaying)?;
+                    a.trim = trim.typed(ctx)?;
+                    a.id = typed_id(id)?;
+                    xadd_typed(ctx, &a)
+                })
             })?;
             return Ok(match out {
                 Some(o) => id_obj(py, o.id, f.decode).unbind(),

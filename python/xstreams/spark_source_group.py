@@ -30,7 +30,7 @@ import threading
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from .spark_io import ZERO_ID, as_text, id_max, parse_id
-from .spark_source_server import READ_CHUNK, entry_size, group_reply_entries
+from .spark_source_server import READ_CHUNK, entry_size, group_reply_entries, group_state
 
 
 def _ids_between(r: Any, s: str, lo: str, hi: str, most: Optional[int]) -> List[str]:
@@ -219,23 +219,9 @@ class GroupReads:
         return last, n, size
 
     def group_info(self, r: Any, stream: str) -> Tuple[Optional[str], Optional[int]]:
-        """The group's last delivered ID on ``stream`` and its lag (entries it has yet
-        to receive), when the server tells them."""
-        import redis
-
-        try:
-            groups = r.execute_command("XINFO", "GROUPS", stream)
-        except redis.ResponseError:
-            return None, None
-        for g in groups:
-            info = g if isinstance(g, dict) else dict(zip(g[::2], g[1::2]))
-            info = {as_text(k): v for k, v in info.items()}
-            if as_text(info.get("name", b"")) == self.group:
-                last, lag = info.get("last-delivered-id"), info.get("lag")
-                return (None if last is None else as_text(last)), (
-                    None if lag is None else int(lag)
-                )
-        return None, None
+        """The group's last delivered ID on ``stream`` and its lag, when the server
+        tells them."""
+        return group_state(r, stream, self.group)
 
     def holds(self, r: Any, stream: str, name: str, start: str, end: str) -> bool:
         """Whether ``name`` holds an entry of ``(start, end]``."""

@@ -187,7 +187,7 @@ def _deliver(
     estimate, 1, 2, 4, ..."""
     from ._xstreams import _reply_arrow
 
-    last, _lag = _group_state(r, part.stream, group)
+    last, _lag = group_state(r, part.stream, group)
     end = parse_id(part.end)
     if last is not None and parse_id(last) >= end:
         return  # all of (start, end] delivered already (a re-run attempt)
@@ -218,16 +218,22 @@ def _deliver(
             left -= len(entries)
 
 
-def _group_state(r: Any, stream: str, group: str) -> Tuple[Optional[str], Optional[int]]:
-    """The group's last delivered ID and lag on ``stream`` (None where not told)."""
+def group_state(r: Any, stream: str, group: str) -> Tuple[Optional[str], Optional[int]]:
+    """The group's last delivered ID on ``stream`` and its lag (entries it has yet to
+    receive), when the server tells them (None where not told)."""
     import redis
 
-    from .spark_source_group import GroupReads
-
     try:
-        return GroupReads(group, "", 1, "0").group_info(r, stream)
+        groups = r.execute_command("XINFO", "GROUPS", stream)
     except redis.ResponseError:
         return None, None
+    for g in groups:
+        info = g if isinstance(g, dict) else dict(zip(g[::2], g[1::2]))
+        info = {as_text(k): v for k, v in info.items()}
+        if as_text(info.get("name", b"")) == group:
+            last, lag = info.get("last-delivered-id"), info.get("lag")
+            return (None if last is None else as_text(last)), (None if lag is None else int(lag))
+    return None, None
 
 
 def read_batches(

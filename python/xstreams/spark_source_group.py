@@ -181,7 +181,7 @@ class GroupReads:
         """No cap: up to the stream's last entry (under ``AvailableNow``, the last one
         up to the run's ceiling); and the new entries up to it (the group's lag, less
         the entries after the ceiling)."""
-        lag = self.group_info(r, s)[1]
+        lag = group_state(r, s, self.group)[1]
         got = r.execute_command("XREVRANGE", s, ceiling or "+", "-", "COUNT", 1)
         top = id_max(base, as_text(got[0][0])) if got else base
         if top == base:
@@ -218,11 +218,6 @@ class GroupReads:
                 break
         return last, n, size
 
-    def group_info(self, r: Any, stream: str) -> Tuple[Optional[str], Optional[int]]:
-        """The group's last delivered ID on ``stream`` and its lag, when the server
-        tells them."""
-        return group_state(r, stream, self.group)
-
     def holds(self, r: Any, stream: str, name: str, start: str, end: str) -> bool:
         """Whether ``name`` holds an entry of ``(start, end]``."""
         return bool(r.execute_command("XPENDING", stream, self.group, f"({start}", end, 1, name))
@@ -232,12 +227,12 @@ class GroupReads:
     ) -> List[str]:
         """IDs the consumers hold after ``after`` (up to ``most`` of them, and up to
         ``upto``), sorted."""
+        if upto is not None and parse_id(upto) <= parse_id(after):
+            return []
         ids: List[str] = []
         count = most if most is not None else 1 << 30
         hi = upto or "+"
         for name in self.names:
-            if upto is not None and parse_id(upto) <= parse_id(after):
-                break
             pend = r.execute_command("XPENDING", stream, self.group, f"({after}", hi, count, name)
             ids += [as_text(p[0]) for p in pend]
         ids.sort(key=parse_id)

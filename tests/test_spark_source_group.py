@@ -51,15 +51,21 @@ def pending(r: Any, key: str, consumer: str = "c") -> List[str]:
     return [p["message_id"] for p in r.xpending_range(key, "g", "-", "+", 100_000, consumer)]
 
 
-def test_a_read_past_the_end_stays_pending_for_the_next_batch(redis8):
-    r = redis.Redis.from_url(redis8, decode_responses=True)
-    key = "over"
+def planned(url: str, key: str, n: int) -> Any:
+    """A fresh stream ``key`` of ``n`` entries and a group reader's first batch planned
+    on it: the client, the entries' IDs, the options, the reader, the batch's offsets."""
+    r = redis.Redis.from_url(url, decode_responses=True)
     r.delete(key)
-    first = xadd_many(r, key, 100)
-    opts = {"url": redis8, "stream": key, "group": "g", "consumer": "c"}
+    first = xadd_many(r, key, n)
+    opts = {"url": url, "stream": key, "group": "g", "consumer": "c"}
     planner = reader(opts)
     start = planner.initialOffset()
-    end = planner.latestOffset(start, None)
+    return r, first, opts, planner, start, planner.latestOffset(start, None)
+
+
+def test_a_read_past_the_end_stays_pending_for_the_next_batch(redis8):
+    key = "over"
+    r, first, opts, planner, start, end = planned(redis8, key, 100)
     assert end[key] == first[-1] and pending(r, key) == []  # planning delivers nothing
     # Entries appended while the batch runs; the partition's reads are sized for 60
     # entries (as after a read that took fewer, or a count that was off), so its reads
@@ -83,14 +89,8 @@ def test_a_read_past_the_end_stays_pending_for_the_next_batch(redis8):
 
 
 def test_a_batch_planned_by_another_reader_is_counted(redis8):
-    r = redis.Redis.from_url(redis8, decode_responses=True)
     key = "restart"
-    r.delete(key)
-    first = xadd_many(r, key, 100)
-    opts = {"url": redis8, "stream": key, "group": "g", "consumer": "c"}
-    planner = reader(opts)
-    start = planner.initialOffset()
-    end = planner.latestOffset(start, None)
+    r, first, opts, _planner, start, end = planned(redis8, key, 100)
     xadd_many(r, key, 50)
     (part,) = reader(opts).partitions(start, end)  # a driver restarted: no estimate
     assert part.fresh == 100
@@ -99,13 +99,8 @@ def test_a_batch_planned_by_another_reader_is_counted(redis8):
 
 
 def test_the_planned_estimate_stops_the_reads_at_the_end(redis8):
-    r = redis.Redis.from_url(redis8, decode_responses=True)
     key = "est"
-    r.delete(key)
-    first = xadd_many(r, key, 300)
-    rd = reader({"url": redis8, "stream": key, "group": "g", "consumer": "c"})
-    start = rd.initialOffset()
-    end = rd.latestOffset(start, None)
+    r, first, _opts, rd, start, end = planned(redis8, key, 300)
     later = xadd_many(r, key, 20)
     assert batch_ids(rd, start, end) == first
     assert pending(r, key) == first  # the appended entries were not delivered

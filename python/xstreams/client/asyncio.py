@@ -195,6 +195,11 @@ class Redis:
         """XREADGROUP; with ``block`` the read waits without blocking the loop."""
         rest = (noack, claim_min_idle_time, max_count, max_size)
         if block is None:
+            if self._threaded is False:
+                # The read cannot wait: the sync method, called here (the loop of a
+                # consumer calls this most).
+                return self._client.xreadgroup(groupname, consumername, streams, count,
+                                               None, *rest)  # fmt: skip
             return await self._call("xreadgroup", groupname, consumername, streams, count,
                                     block, *rest)  # fmt: skip
         args, options = _RECORDER.xreadgroup(groupname, consumername, streams, count, block,

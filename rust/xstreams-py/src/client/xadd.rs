@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 use smallvec::SmallVec;
 use xstreams_core::command::args::int;
-use xstreams_core::command::{trim_args, xadd_typed, Ctx, XaddArgs};
+use xstreams_core::command::{trim_args, xadd_typed, Ctx, XaddArgs, XaddOutcome};
 use xstreams_core::error::CmdResult;
 use xstreams_core::structures::id::parse_id;
 use xstreams_core::structures::stream::{RefPolicy, TrimArgs, TrimStrategy};
@@ -18,7 +18,7 @@ use xstreams_core::{CmdError, StreamId};
 use super::sink::id_obj;
 use super::{
     exact_int, fallback, is_one_of, keys_call, locked, native_or, opt_or, policy_call, with_opts,
-    words_then_args_methods, Conv, NativeClient, REF_POLICIES,
+    words_then_args_methods, Conv, Fast, NativeClient, REF_POLICIES,
 };
 use crate::convert::arg_bytes;
 use crate::prefetch;
@@ -41,6 +41,31 @@ fn pairs_of<'a>(
         out.push(arg_bytes(py, v)?);
     }
     Ok(out)
+}
+
+/// `use_pairs` given a non-empty dict's field/value pairs, encoded, in order (bytes
+/// borrowed from the items, which are held so that they stay valid while the store runs),
+/// their values' memory asked for early. The one-field entry, the call made most, has its
+/// pair on the stack with nothing collected.
+fn with_pairs<R>(
+    py: Python<'_>,
+    dict: &Bound<'_, PyDict>,
+    use_pairs: impl FnOnce(&[&[u8]]) -> PyResult<R>,
+) -> PyResult<R> {
+    if dict.len() == 1 {
+        if let Some((k, v)) = dict.iter().next() {
+            let (k, v) = (arg_bytes(py, &k)?, arg_bytes(py, &v)?);
+            prefetch::bytes(&v);
+            return use_pairs(&[k.as_ref(), v.as_ref()]);
+        }
+    }
+    let items: InlineItems<'_> = dict.iter().collect();
+    let owned = pairs_of(py, &items)?;
+    for v in owned.iter().skip(1).step_by(2) {
+        prefetch::bytes(v);
+    }
+    let pairs: SmallVec<[&[u8]; 2 * INLINE_PAIRS]> = owned.iter().map(|c| c.as_ref()).collect();
+    use_pairs(&pairs)
 }
 
 /// XADD's trimming options as redis-py gives them (`maxlen` an exact non-negative int),
@@ -80,6 +105,20 @@ impl Trim<'_> {
         };
         trim_args(ctx, strategy, has && self.approx, limit, self.policy, true)
     }
+}
+
+/// The typed XADD `run` in one session of the client's store: the entry's ID as redis-py
+/// returns it (None for NOMKSTREAM on a missing key).
+fn added(
+    py: Python<'_>,
+    f: &Fast,
+    run: impl FnOnce(&mut Ctx<'_>) -> CmdResult<Option<XaddOutcome>> + Send,
+) -> PyResult<Py<PyAny>> {
+    let db = f.db;
+    Ok(match locked(py, f, false, |sess| sess.run(db, run))? {
+        Some(o) => id_obj(py, o.id, f.decode).unbind(),
+        None => py.None(),
+    })
 }
 
 /// The entry's ID as XADD's parser reads it: `*` (or none) for the next one.
@@ -140,9 +179,19 @@ impl NativeClient {
         if let (true, Some(dict), Some(f)) = (simple, dict, slf.get().fast(slf)?) {
             let on =
                 |o: Option<&Bound<'_, PyAny>>, default| o.map_or(Ok(default), |o| o.is_truthy());
-            let approx = on(approximate, true)?;
             let key = arg_bytes(py, name)?;
             let no_mkstream = on(nomkstream, false)?;
+            let options = [id, maxlen, minid, limit, ref_policy, idmpauto, idmp];
+            if options.iter().all(Option::is_none) {
+                // The call made most: nothing but the entry (and NOMKSTREAM), no option
+                // to check or make typed.
+                return with_pairs(py, dict, |pairs| {
+                    let mut a = XaddArgs::new(key.as_ref(), pairs);
+                    a.no_mkstream = no_mkstream;
+                    added(py, f, |ctx| xadd_typed(ctx, &a))
+                });
+            }
+            let approx = on(approximate, true)?;
             let policy = ref_policy.map(|p| match p.cast::<PyString>().map(|s| s.to_cow()) {
                 Ok(Ok(s)) if s == "DELREF" => RefPolicy::DelRef,
                 Ok(Ok(s)) if s == "ACKED" => RefPolicy::Acked,
@@ -160,20 +209,6 @@ impl NativeClient {
             let minid = minid.map(|m| arg_bytes(py, m)).transpose()?;
             let limit = limit.map(|l| arg_bytes(py, l)).transpose()?;
             let id = id.map(|i| arg_bytes(py, i)).transpose()?;
-            let items: InlineItems<'_> = dict.iter().collect();
-            let owned = pairs_of(py, &items)?;
-            for v in owned.iter().skip(1).step_by(2) {
-                prefetch::bytes(v);
-            }
-            let pairs: SmallVec<[&[u8]; 2 * INLINE_PAIRS]> =
-                owned.iter().map(|c| c.as_ref()).collect();
-            let mut a = XaddArgs::new(key.as_ref(), &pairs);
-            a.no_mkstream = no_mkstream;
-            a.idmp = match (&pid, &pair) {
-                (Some(p), _) => Some((p.as_ref(), None)),
-                (None, Some((p, i))) => Some((p.as_ref(), Some(i.as_ref()))),
-                (None, None) => None,
-            };
             let trim = Trim {
                 maxlen: maxlen_n.flatten(),
                 minid: minid.as_deref(),
@@ -182,9 +217,15 @@ impl NativeClient {
                 policy,
             };
             let id = id.as_deref();
-            let db = f.db;
-            let out = locked(py, f, false, |sess| {
-                sess.run(db, |ctx| {
+            return with_pairs(py, dict, |pairs| {
+                let mut a = XaddArgs::new(key.as_ref(), pairs);
+                a.no_mkstream = no_mkstream;
+                a.idmp = match (&pid, &pair) {
+                    (Some(p), _) => Some((p.as_ref(), None)),
+                    (None, Some((p, i))) => Some((p.as_ref(), Some(i.as_ref()))),
+                    (None, None) => None,
+                };
+                added(py, f, |ctx| {
                     // Checked in the order of redis-py's words (IDMP, then the trim,
                     // then the ID), with the parser's errors.
                     a.check_typed(ctx.replaying)?;
@@ -192,10 +233,6 @@ impl NativeClient {
                     a.id = typed_id(id)?;
                     xadd_typed(ctx, &a)
                 })
-            })?;
-            return Ok(match out {
-                Some(o) => id_obj(py, o.id, f.decode).unbind(),
-                None => py.None(),
             });
         }
         let id = match id {

@@ -166,6 +166,14 @@ class Redis:
             return await asyncio.to_thread(self._client.execute_command, *args, **options)
         return self._client.execute_command(*args, **options)
 
+    @functools.wraps(_SyncRedis.xadd)
+    async def xadd(self, name: KeyT, fields: Dict[Any, Any], *args: Any, **kwargs: Any) -> Any:
+        if self._threaded is False and not args and not kwargs:
+            # The call a producer makes most, on a store that never waits: the sync
+            # method called here with the two arguments (no argument tuple rebuilt).
+            return self._client.xadd(name, fields)
+        return await self._call("xadd", name, fields, *args, **kwargs)
+
     async def xread(
         self,
         streams: Dict[KeyT, Any],

@@ -9,6 +9,7 @@ after the other under a varying load compare fairly; the table stage of ``run.py
 
 - ``xadd``: ``Redis.xadd(b"k", {b"f": <8-byte value>})``, one call per entry;
 - ``raw``: the same through ``Store.execute_command``;
+- ``awaited``: ``await xstreams.asyncio.Redis.xadd(...)`` the same way, on one event loop;
 - ``readack``: XREADGROUP COUNT 100 + XACK of the 100 IDs, on 100,000 entries of 64 B;
 - ``pipeline``: 100 ``Pipeline.xadd`` then ``execute()``, per entry;
 - ``xpending`` / ``xpending_range``: the summary and ``<start> + 100`` of a PEL of
@@ -25,6 +26,7 @@ import time
 from typing import Callable
 
 import xstreams
+import xstreams.asyncio
 
 N = 100_000
 VALUES = [b"%08d" % i for i in range(65_536)]
@@ -55,6 +57,18 @@ def main() -> None:
         for i in range(off, off + N):
             ex(b"XADD", b"k2", b"*", b"f", VALUES[i & MASK])
 
+    loop = asyncio.new_event_loop()
+    ar = xstreams.asyncio.Redis(store=store)
+
+    def awaited(off: int) -> None:
+        add = ar.xadd
+
+        async def go() -> None:
+            for i in range(off, off + N):
+                await add(b"k4", {b"f": VALUES[i & MASK]})
+
+        loop.run_until_complete(go())
+
     def pipeline(off: int) -> None:
         for j in range(off, off + N, 100):
             p = r.pipeline(transaction=False)
@@ -79,6 +93,7 @@ def main() -> None:
 
     print(f"xadd      {best(xadd, N) * 1e9:9.1f} ns per call")
     print(f"raw       {best(raw, N) * 1e9:9.1f} ns per call")
+    print(f"awaited   {best(awaited, N) * 1e9:9.1f} ns per call")
     print(f"readack   {best(readack, 2_000) * 1e6:9.2f} us per cycle")
     print(f"pipeline  {best(pipeline, N) * 1e9:9.1f} ns per entry")
 
@@ -114,7 +129,6 @@ def main() -> None:
         import burner_redis
     except ImportError:
         return
-    loop = asyncio.new_event_loop()
     db = burner_redis.BurnerRedis()
 
     def burner(off: int) -> None:
@@ -126,8 +140,11 @@ def main() -> None:
 
         loop.run_until_complete(go())
 
-    b, c = best(burner, N), best(xadd, N)
-    print(f"burner    {b * 1e9:9.1f} ns per call; xstreams.Redis.xadd {b / c:.2f}x its rate")
+    b, c, a = best(burner, N), best(xadd, N), best(awaited, N)
+    print(
+        f"burner    {b * 1e9:9.1f} ns per call; xstreams.Redis.xadd {b / c:.2f}x its rate,"
+        f" awaited xstreams.asyncio {b / a:.2f}x"
+    )
 
     async def fill() -> None:
         for i in range(1, N + 1):

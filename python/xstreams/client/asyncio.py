@@ -1,8 +1,10 @@
 """The asyncio client: ``redis.asyncio.Redis``'s API over the sync client's methods.
 
-Every command method of :class:`Redis` is generated from the method of the same name of
-:class:`xstreams.client.sync.Redis` (native or Python, the same one path) and awaits
-nothing when the call cannot wait: the reply is built on the event loop's thread, with no
+Every command method of :class:`Redis` calls the method of the same name of
+:class:`xstreams.client.sync.Redis` (native or Python, the same one path): generated for
+most, written out for ``xadd`` (its two-argument call, the one made most, passes its
+arguments straight on) and for ``xread``/``xreadgroup`` (their ``block``). None awaits
+anything when the call cannot wait: the reply is built on the event loop's thread, with no
 thread hop. What can wait runs off the loop:
 
 - a blocking read (``xread``/``xreadgroup`` with ``block``, or ``XREAD ... BLOCK`` given to

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Callable
+from typing import Any, Callable
 
 import xstreams
 import xstreams.asyncio
@@ -43,6 +43,22 @@ def best(fn: Callable[[int], None], n: int, reps: int = 5) -> float:
     return min(times) / n
 
 
+def awaited_xadds(
+    loop: asyncio.AbstractEventLoop, add: Callable[..., Any], key: bytes
+) -> Callable[[int], None]:
+    """``fn(off)``: ``N`` calls of ``await add(key, {b"f": <value>})`` on ``loop`` (an
+    asyncio client's ``xadd``, xstreams' or burner-redis's)."""
+
+    def run(off: int) -> None:
+        async def go() -> None:
+            for i in range(off, off + N):
+                await add(key, {b"f": VALUES[i & MASK]})
+
+        loop.run_until_complete(go())
+
+    return run
+
+
 def main() -> None:
     store = xstreams.Store()
     r = xstreams.Redis(store=store)
@@ -58,16 +74,7 @@ def main() -> None:
             ex(b"XADD", b"k2", b"*", b"f", VALUES[i & MASK])
 
     loop = asyncio.new_event_loop()
-    ar = xstreams.asyncio.Redis(store=store)
-
-    def awaited(off: int) -> None:
-        add = ar.xadd
-
-        async def go() -> None:
-            for i in range(off, off + N):
-                await add(b"k4", {b"f": VALUES[i & MASK]})
-
-        loop.run_until_complete(go())
+    awaited = awaited_xadds(loop, xstreams.asyncio.Redis(store=store).xadd, b"k4")
 
     def pipeline(off: int) -> None:
         for j in range(off, off + N, 100):
@@ -130,15 +137,7 @@ def main() -> None:
     except ImportError:
         return
     db = burner_redis.BurnerRedis()
-
-    def burner(off: int) -> None:
-        add = db.xadd
-
-        async def go() -> None:
-            for i in range(off, off + N):
-                await add(b"bk", {b"f": VALUES[i & MASK]})
-
-        loop.run_until_complete(go())
+    burner = awaited_xadds(loop, db.xadd, b"bk")
 
     b, c, a = best(burner, N), best(xadd, N), best(awaited, N)
     print(
